@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac import progress as vj_progress
+from vecjac import _progress as vj_progress
 from vecjac.testing import numerical_jacobian
 
 RNG = np.random.default_rng(0)
@@ -394,7 +394,7 @@ def test_progress_must_be_bool():
 
 
 # -- documentation ---------------------------------------------------------------------------
-@pytest.mark.parametrize("module", [vj.functional, vj.newton, vj.scipy])
+@pytest.mark.parametrize("module", [vj._functional, vj._newton, vj.scipy])
 def test_docstring_examples_run(module):
     import doctest
     if module is vj.scipy:

@@ -97,7 +97,7 @@ def test_float32_stays_float32():
     assert j.dtype == np.float32
 
 
-def _boom(cx, x):
+def _boom(op, cx, x):
     raise TypeError("boom")
 
 

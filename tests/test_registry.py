@@ -27,7 +27,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import vecjac as vj
-from vecjac.ops.core import REGISTRY, Arg, Sample
+from vecjac._registry import REGISTRY
+from vecjac._samples import Arg, Sample
 from vecjac.testing import check_grads, check_pfor, numerical_jacobian
 
 

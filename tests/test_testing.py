@@ -48,7 +48,7 @@ def test_check_grads_validates():
         check_grads(vj.sin, [np.array([1, 2])])
 
 
-def _wrong_converter(cx, x):
+def _wrong_converter(op, cx, x):
     return vj.reverse(x, [0]) if hasattr(vj, "reverse") else x[::-1]  # mixes iterations
 
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac.context import state
+from vecjac._context import state
 
 N_THREADS = 8
 
@@ -77,7 +77,7 @@ def test_eight_threads_get_the_sequential_gradients_jacobians_and_hessians():
         for run in runs:
             for s, c in zip(seq, run):
                 np.testing.assert_array_equal(c, s, err_msg=f"thread {k}")
-    assert state.tapes == [] and state.pfors == []
+    assert state.tapes == [] and state.stack == []
 
 
 def test_threads_sharing_variables_while_one_assigns_to_its_own():
@@ -142,7 +142,7 @@ def test_a_pfor_loop_in_one_thread_does_not_leak_into_another():
     t = threading.Thread(target=looper)
     t.start()
     in_loop.wait(5)
-    assert state.pfors == []          # this thread sees no active loop
+    assert state.stack == []          # this thread sees no active loop
     v = vj.constant([1.0, 2.0])
     with vj.GradientTape() as tape:
         tape.watch(v)
@@ -165,7 +165,7 @@ def test_tapes_created_concurrently_get_distinct_levels_and_stay_local():
                 t1.watch(x)
                 t2.watch(x)
                 y = x * x * x
-            levels.extend([t1._level, t2._level])
+            levels.extend([t1.level, t2.level])
             return float(t1.gradient(y, x)), float(t2.gradient(y, x))
         except Exception as e:  # noqa: BLE001 -- reported below
             errors.append(e)

@@ -12,8 +12,16 @@ import numbers
 
 import numpy as np
 
-from .tensor import Tensor, convert_to_tensor
-from .variables import Module, Variable
+from . import math as vj_math, nn
+from . import random as vj_random
+from ._dispatch import convert_to_tensor
+from ._tensor import Tensor
+from ._variables import Module, Variable
+from .ops.array_ops import reshape, stop_gradient
+from .ops.linear_ops import matmul
+from .ops.math_ops import cast
+from .ops.reduce_ops import reduce_mean
+from .ops.unary_ops import rsqrt, square
 
 __all__ = ["Layer", "Dense", "BatchNormalization", "Sequential"]
 
@@ -23,7 +31,6 @@ _init_seeds = itertools.count()
 
 
 def _uniform(shape, limit, dtype):
-    from . import random as vj_random
     uniform = getattr(vj_random, "uniform", None)
     if uniform is not None:
         return np.asarray(uniform(shape, minval=-limit, maxval=limit, dtype=dtype))
@@ -35,7 +42,6 @@ def _uniform(shape, limit, dtype):
 
 def _normal(shape, stddev, dtype):
     """Normal draws truncated at two standard deviations (redrawn), as Keras does."""
-    from . import random as vj_random
     normal = getattr(vj_random, "normal", None)
     if normal is not None:
         def draw(n):
@@ -130,7 +136,6 @@ def _activate(activation, x):
         return x
     if callable(activation):
         return activation(x)
-    from . import math as vj_math, nn
     if activation == "exponential":
         return vj_math.exp(x)
     fn = getattr(nn, activation, None) or getattr(vj_math, activation, None)
@@ -170,7 +175,6 @@ class Layer(Module):
                 self.build(x.shape)
             self.built = True
         if x.dtype != self._dtype:
-            from .ops.math_ops import cast
             x = cast(x, self._dtype)  # Keras casts inputs to the layer's dtype
         return x
 
@@ -240,7 +244,6 @@ class Dense(Layer):
                                          "bias_initializer")
 
     def __call__(self, inputs):
-        from .ops.linear_ops import matmul
         x = self._prepare(inputs)
         if x.ndim < 1 or x.shape[-1] != self.kernel.shape[0]:
             raise ValueError(f"Dense {self.name}: inputs must have last dimension "
@@ -314,9 +317,6 @@ class BatchNormalization(Layer):
             "moving_variance_initializer")
 
     def __call__(self, inputs, training=False):
-        from .ops.array_ops import reshape, stop_gradient
-        from .ops.reduce_ops import reduce_mean
-        from .ops.unary_ops import rsqrt, square
         if training is None:
             training = False
         if not isinstance(training, (bool, np.bool_)):

@@ -16,8 +16,11 @@ The adapters themselves do not need SciPy.
 """
 import numpy as np
 
-from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, convert_to_tensor
+from ._dispatch import convert_to_tensor
+from ._functional import hessian, hvp
+from ._tape import GradientTape
+from ._tensor import Tensor
+from ._unconnected import UnconnectedGradients
 
 __all__ = ["fun_and_jac", "hess", "hessp", "minimize", "root"]
 
@@ -82,7 +85,6 @@ def hess(f):
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    from .functional import hessian
     _check_f(f, "hess")
 
     def hess_fn(x, *args):
@@ -98,7 +100,6 @@ def hessp(f):
     The Hessian is never formed (see `vj.hvp`): right for large n with Newton-CG or
     trust-ncg / trust-krylov.
     """
-    from .functional import hvp
     _check_f(f, "hessp")
 
     def hessp_fn(x, p, *args):

@@ -9,8 +9,12 @@ on. Tolerances default by dtype (float64 tight, float32 loose).
 import numpy as np
 
 from . import nest
-from .tape import GradientTape
-from .tensor import Tensor, constant
+from ._tape import GradientTape
+from ._tensor import Tensor, constant
+from .ops.creation_ops import zeros_like
+from .ops.math_ops import multiply
+from .ops.reduce_ops import reduce_sum
+from .vectorize.pfor import for_loop, pfor
 
 _DEFAULTS = {  # dtype: (eps, rtol, atol)
     np.dtype(np.float64): (1e-6, 1e-5, 1e-7),
@@ -43,8 +47,6 @@ def _flat_output(out):
 
 def _weighted_sum(f, tensors, weights):
     outs = _flat_output(f(*tensors))
-    from .ops.math_ops import multiply
-    from .ops.reduce_ops import reduce_sum
     total = None
     for o, u in zip(outs, weights):
         term = reduce_sum(multiply(o, constant(u.astype(o.dtype))))
@@ -64,7 +66,6 @@ def _vjp_function(f, weights):
             for x in xs:
                 tape.watch(x)
             total = _weighted_sum(f, xs, weights)
-        from .ops.array_ops import zeros_like
         grads = tape.gradient(total, list(xs))
         return [zeros_like(x) if g is None else g for x, g in zip(xs, grads)]
     return vjp
@@ -145,7 +146,6 @@ def numerical_jacobian(f, x, eps=None):
 
 def check_pfor(loop_fn, iters, rtol=1e-7, atol=1e-9, fallback_to_while_loop=True):
     """Assert that pfor(loop_fn, iters) equals the plain for_loop, output by output."""
-    from .vectorize.pfor import for_loop, pfor
     vectorized = nest.flatten(pfor(loop_fn, iters, fallback_to_while_loop=fallback_to_while_loop))
     looped = nest.flatten(for_loop(loop_fn, iters))
     if len(vectorized) != len(looped):

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vecjac as vj
-from vecjac.ops.core import REGISTRY
+from vecjac._registry import REGISTRY
 from vecjac.testing import check_pfor
 from vecjac.vectorize import converters
 

@@ -8,11 +8,13 @@ their converters only account for the loop axis 0.
 import math
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import elementwise
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import as_bool, as_int, as_shape, normalize_axis, normalize_axes
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
+from .._shapes import as_bool, as_int, as_shape, normalize_axis, normalize_axes
 
 __all__ = ["identity", "stop_gradient", "reshape", "transpose", "expand_dims", "squeeze",
            "broadcast_to", "concat", "stack", "unstack", "split"]
@@ -167,8 +169,7 @@ class BroadcastTo(Op):
         return np.broadcast_to(x, shape)
 
     def gradient(self, e, g):
-        from .math_ops import unbroadcast
-        return unbroadcast(g, e.inputs[0].shape)
+        return lib.unbroadcast(g, e.inputs[0].shape)
 
     def converter(self, cx, x, shape):
         extra = len(shape) - (x.ndim - 1)
@@ -332,11 +333,4 @@ def split(value, num_or_size_splits, axis=0, num=None, name=None, _sections=True
         bounds = list(num_or_size_splits)
     return list(apply(SplitV, x, bounds=tuple(bounds), axis=ax))
 
-
-from .index_ops import *  # noqa: E402,F401,F403
-from .creation_ops import *  # noqa: E402,F401,F403
-from .layout_ops import *  # noqa: E402,F401,F403
-from .onehot_ops import *  # noqa: E402,F401,F403
-from . import creation_ops as _creation, index_ops as _index, layout_ops as _layout  # noqa: E402
-from . import onehot_ops as _onehot  # noqa: E402
-__all__ += _index.__all__ + _creation.__all__ + _layout.__all__ + _onehot.__all__
+lib.publish(globals(), __all__)

@@ -16,8 +16,11 @@ import numbers
 import numpy as np
 
 from .. import nest
-from ..tensor import Tensor, _VariableType, convert_to_tensor
-from .core import to_input
+from .._registry import lib
+from .._tensor import Tensor
+from .._dispatch import convert_to_tensor
+from .._variables import Variable
+from .._dispatch import to_input
 
 __all__ = ["cond", "while_loop"]
 
@@ -30,7 +33,7 @@ def _predicate(pred, fn, arg):
     """A Python bool, or a loop-variant scalar bool Tensor; errors name `fn` and `arg`."""
     if isinstance(pred, (bool, np.bool_)):
         return bool(pred)
-    if _VariableType[0] is not None and isinstance(pred, _VariableType[0]):
+    if isinstance(pred, Variable):
         pred = pred.read_value()
     if isinstance(pred, (np.ndarray, numbers.Number)) and not isinstance(pred, Tensor):
         pred = Tensor(np.asarray(pred))
@@ -94,7 +97,7 @@ def _as_tensor(x, like, fn, where):
     """A branch or body output as a Tensor; Python numbers take `like`'s dtype."""
     if isinstance(x, Tensor):
         return x
-    if _VariableType[0] is not None and isinstance(x, _VariableType[0]):
+    if isinstance(x, Variable):
         return x.read_value()
     if like is not None and isinstance(x, numbers.Number) and not isinstance(x, np.generic):
         return to_input(x, (like,))
@@ -146,7 +149,6 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
 
 
 def _select_branches(pred, true_out, false_out):
-    from .math_ops import where
     _check_same_structure(true_out, false_out, "output",
                           "cond: true_fn and false_fn must return the same structure, "
                           "they differ")
@@ -165,7 +167,7 @@ def _select_branches(pred, true_out, false_out):
             raise ValueError(f"cond: {path} has shape {t.shape} in true_fn and {f.shape} "
                              "in false_fn; with a loop-variant pred the branches must "
                              "return the same per-iteration shapes")
-        selected.append(where(pred, t, f))
+        selected.append(lib.where(pred, t, f))
     return nest.pack_sequence_as(true_out, selected)
 
 
@@ -178,7 +180,7 @@ def _max_iterations(maximum_iterations):
     if maximum_iterations is None:
         return None
     m = maximum_iterations
-    if _VariableType[0] is not None and isinstance(m, _VariableType[0]):
+    if isinstance(m, Variable):
         m = m.read_value()
     if isinstance(m, Tensor):
         if m.shape != () or m.dtype.kind not in "iu":
@@ -248,8 +250,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
     while not (isinstance(max_iters, int) and step >= max_iters):
         go = _predicate(_call(cond, current, spread), "while_loop", "the result of cond")
         if _loop_variant(max_iters):
-            from .math_ops import less
-            go = _both(go, less(step, max_iters))
+            go = _both(go, lib.less(step, max_iters))
         if active is not None:
             go = _both(active, go)
         if go is False or (go is not True and not np.any(go._value)):
@@ -259,8 +260,7 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             new_flat = _next_vars(body, current, loop_vars, spread, paths, flat,
                                   shape_invariants is None or go is not True)
         if go is not True:
-            from .math_ops import where
-            new_flat = [where(go, n, o) for n, o in zip(new_flat, flat)]
+            new_flat = [lib.where(go, n, o) for n, o in zip(new_flat, flat)]
             active = go
         flat = new_flat
         current = nest.pack_sequence_as(loop_vars, flat)
@@ -279,8 +279,7 @@ def _both(a, b):
         return b
     if b is True:
         return a
-    from .math_ops import logical_and
-    return logical_and(a, b)
+    return lib.logical_and(a, b)
 
 
 def _next_vars(body, current, loop_vars, spread, paths, old_flat, same_shapes):
@@ -303,3 +302,5 @@ def _next_vars(body, current, loop_vars, spread, paths, old_flat, same_shapes):
                              "outside pfor, pass shape_invariants to allow it)")
         new_flat.append(new)
     return new_flat
+
+lib.publish(globals(), __all__)

@@ -11,10 +11,12 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..vectorize.converters import elementwise
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import as_dtype, as_shape, broadcast_shape, normalize_axis
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
+from .._shapes import as_dtype, as_shape, broadcast_shape, normalize_axis
 
 __all__ = ["zeros", "ones", "zeros_like", "ones_like", "fill", "eye", "linspace",
            "shape", "size", "rank"]
@@ -57,13 +59,11 @@ class Fill(Op):
         return np.full(dims, value)
 
     def gradient(self, e, g):
-        from .reduce_ops import reduce_sum
-        return reduce_sum(g)
+        return lib.reduce_sum(g)
 
     def converter(self, cx, value, dims):
-        from .array_ops import broadcast_to, reshape
         n = cx.iters
-        return broadcast_to(reshape(value, (n,) + (1,) * len(dims)), (n,) + dims)
+        return lib.broadcast_to(lib.reshape(value, (n,) + (1,) * len(dims)), (n,) + dims)
 
 
 def fill(dims, value, name=None):
@@ -146,8 +146,6 @@ def linspace(start, stop, num, axis=0, name=None):
     the result is differentiable in both. Output shape: the broadcast shape of start and
     stop with `num` inserted at `axis`.
     """
-    from .array_ops import expand_dims, reshape
-    from .math_ops import add, cast, multiply
     n = _count(num, "linspace", "num")
     a = to_input(start, (start, stop), "linspace", "start")
     b = to_input(stop, (start, stop), "linspace", "stop")
@@ -156,15 +154,15 @@ def linspace(start, stop, num, axis=0, name=None):
             raise TypeError(f"linspace: {arg} must be a real number, got dtype {t.dtype}")
     dtype = np.result_type(a.dtype, b.dtype)
     dtype = dtype if dtype.kind == "f" else np.dtype(np.float64)
-    a, b = cast(a, dtype), cast(b, dtype)
+    a, b = lib.cast(a, dtype), lib.cast(b, dtype)
     rank = len(broadcast_shape("linspace", a.shape, b.shape, names=("start", "stop")))
     ax = normalize_axis(axis, rank + 1, "linspace")
     # start * (1 - t) + stop * t hits both end points exactly
     t = np.arange(n, dtype=dtype) / builtins.max(n - 1, 1)
     t = t.reshape((n,) + (1,) * (rank - ax))
-    a = reshape(a, (1,) * (rank - a.ndim) + a.shape)
-    b = reshape(b, (1,) * (rank - b.ndim) + b.shape)
-    return add(multiply(expand_dims(a, ax), Tensor(1 - t)), multiply(expand_dims(b, ax),
+    a = lib.reshape(a, (1,) * (rank - a.ndim) + a.shape)
+    b = lib.reshape(b, (1,) * (rank - b.ndim) + b.shape)
+    return lib.add(lib.multiply(lib.expand_dims(a, ax), Tensor(1 - t)), lib.multiply(lib.expand_dims(b, ax),
                                                                      Tensor(t)))
 
 
@@ -243,3 +241,5 @@ def size(input, out_type=None, name=None):
 def rank(input, name=None):
     """The number of axes of `input`, as an int32 scalar Tensor. Output shape: ()."""
     return Tensor(np.asarray(to_input(input, (), "rank", "input").ndim, dtype=np.int32))
+
+lib.publish(globals(), __all__)

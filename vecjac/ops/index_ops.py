@@ -12,10 +12,12 @@ import operator
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from . import kernels
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import normalize_axis
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
+from .._shapes import normalize_axis
 
 __all__ = ["getitem", "gather", "gather_nd"]
 # one_hot lives in onehot_ops.py (with the structured one-hot machinery)
@@ -118,9 +120,8 @@ class GatherV2(Op):
                 out = apply(self, params, indices, axis=axis, batch_dims=0)
                 if axis == 0:
                     return out
-                from .array_ops import transpose
                 perm = (axis,) + tuple(range(axis)) + tuple(range(axis + 1, out.ndim))
-                return transpose(out, perm)
+                return lib.transpose(out, perm)
             params = cx.stack(params)
         elif not si:
             if batch_dims == 0:
@@ -358,21 +359,20 @@ def _advanced_getitem(x, key):
         raise IndexError(f"getitem: index arrays could not be broadcast together with "
                          f"shapes {[i.shape for i in indices]}") from None
     axes = [a for a, _, _ in adv]
-    from .array_ops import reshape, transpose
     if len(indices) == 1:
         out = gather(y, indices[0], axis=axes[0])
     else:
         if axes != list(range(axes[0], axes[0] + len(axes))):
-            y = transpose(y, axes + [a for a in range(y.ndim) if a not in axes])
+            y = lib.transpose(y, axes + [a for a in range(y.ndim) if a not in axes])
             axes = list(range(len(axes)))
         first, dims = axes[0], y.shape[axes[0]:axes[0] + len(axes)]
-        flat = reshape(y, y.shape[:first] + (int(math.prod(dims)),)
+        flat = lib.reshape(y, y.shape[:first] + (int(math.prod(dims)),)
                        + y.shape[first + len(axes):])
         out = gather(flat, _linear_index(indices, dims), axis=first)
     first = axes[0]
     if not adjacent and first:
         n = len(s)
-        out = transpose(out, tuple(range(first, first + n)) + tuple(range(first))
+        out = lib.transpose(out, tuple(range(first, first + n)) + tuple(range(first))
                         + tuple(range(first + n, out.ndim)))
     return out
 
@@ -389,8 +389,7 @@ def _normalized_index(idx, size, dim, fn="getitem", negative=True):
     if not isinstance(idx, Tensor) or idx._pfor is None:
         return np.where(v < 0, v + size, v) if has_negative else v
     if has_negative:
-        from .math_ops import add, less, where
-        idx = where(less(idx, 0), add(idx, size), idx)
+        idx = lib.where(lib.less(idx, 0), lib.add(idx, size), idx)
     return idx
 
 
@@ -400,11 +399,10 @@ def _linear_index(indices, dims):
     if not any(isinstance(i, Tensor) and i._pfor is not None for i in indices):
         values = [np.asarray(i._value if isinstance(i, Tensor) else i, np.int64) for i in indices]
         return sum(v * s for v, s in zip(values, strides))
-    from .math_ops import add, cast, multiply
     total = None
     for i, s in zip(indices, strides):
-        term = multiply(cast(i, np.int64), s) if s != 1 else cast(i, np.int64)
-        total = term if total is None else add(total, term)
+        term = lib.multiply(lib.cast(i, np.int64), s) if s != 1 else lib.cast(i, np.int64)
+        total = term if total is None else lib.add(total, term)
     return total
 
 
@@ -418,9 +416,7 @@ def _nd_linear_index(indices, dims, fn):
     if indices._pfor is None:
         return Tensor(np.asarray(v, np.int64) @ strides if dims else
                       np.zeros(v.shape[:-1], np.int64))
-    from .math_ops import cast, multiply
-    from .reduce_ops import reduce_sum
-    return reduce_sum(multiply(cast(indices, np.int64), Tensor(strides)), axis=-1)
+    return lib.reduce_sum(lib.multiply(lib.cast(indices, np.int64), Tensor(strides)), axis=-1)
 
 
 def _nd_indices(indices, fn):
@@ -456,7 +452,8 @@ def gather_nd(params, indices, batch_dims=0, name=None):
                          f"{params.shape} and indices {indices.shape} must be equal")
     dims = params.shape[b:b + k]
     lin = _nd_linear_index(indices, dims, "gather_nd")
-    from .array_ops import reshape
-    flat = reshape(params, params.shape[:b] + (int(math.prod(dims)),)
+    flat = lib.reshape(params, params.shape[:b] + (int(math.prod(dims)),)
                    + params.shape[b + k:])
     return gather(flat, lin, axis=b, batch_dims=b)
+
+lib.publish(globals(), __all__)

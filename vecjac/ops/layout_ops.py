@@ -9,13 +9,15 @@ import builtins
 
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..vectorize.converters import axis_shift
 from .array_ops import reshape
-from .core import Arg, Op, Sample, apply, register, to_input
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
 from .index_ops import (GatherGrad, StridedSlice, _nd_indices, _nd_linear_index, gather,
                         getitem)
-from .shape_util import as_int, as_shape, normalize_axes, normalize_axis
+from .._shapes import as_int, as_shape, normalize_axes, normalize_axis
 
 __all__ = ["tile", "pad", "reverse", "strided_slice", "boolean_mask",
            "where_indices", "tensor_scatter_nd_add", "tensor_scatter_nd_update"]
@@ -44,10 +46,9 @@ class Tile(Op):
         return np.tile(x, multiples)
 
     def gradient(self, e, g):
-        from .reduce_ops import reduce_sum
         shape, m = e.inputs[0].shape, e.attrs["multiples"]
         interleaved = tuple(v for pair in zip(m, shape) for v in pair)
-        return reduce_sum(reshape(g, interleaved), axis=tuple(range(0, 2 * len(m), 2)))
+        return lib.reduce_sum(reshape(g, interleaved), axis=tuple(range(0, 2 * len(m), 2)))
 
     def converter(self, cx, x, multiples):
         return apply(self, x, multiples=(1,) + multiples)
@@ -86,9 +87,8 @@ class PadV2(Op):
         gx = apply(StridedSlice, g, key=key)
         gc = None
         if e.needs[1]:
-            from .reduce_ops import reduce_sum
             border = np.pad(np.zeros(x.shape, g.dtype), paddings, constant_values=1)
-            gc = reduce_sum(g * Tensor(border))
+            gc = lib.reduce_sum(g * Tensor(border))
         return gx, gc
 
     def converter(self, cx, x, constant_values, paddings):
@@ -96,13 +96,12 @@ class PadV2(Op):
         if not cx.stacked[1]:
             return apply(self, x, constant_values, paddings=stacked_paddings)
         # a loop-variant fill value: pad with zeros, then select it on the border
-        from .math_ops import where
         if not cx.stacked[0]:
             x = cx.stack(x)
         padded = apply(self, x, Tensor(np.zeros((), x.dtype)), paddings=stacked_paddings)
         border = np.pad(np.zeros(x.shape[1:], bool), paddings, constant_values=True)
         fill = reshape(constant_values, (cx.iters,) + (1,) * len(paddings))
-        return where(Tensor(border), fill, padded)
+        return lib.where(Tensor(border), fill, padded)
 
 
 @register
@@ -360,9 +359,8 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
     Output shape: tensor.shape.
     """
     t, u, lin, flat_shape = _scatter_args(tensor, indices, updates, "tensor_scatter_nd_add")
-    from .math_ops import add
     scattered = apply(GatherGrad, u, lin, shape=flat_shape, axis=0, batch_dims=0)
-    return add(t, reshape(scattered, t.shape))
+    return lib.add(t, reshape(scattered, t.shape))
 
 
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
@@ -373,8 +371,6 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """
     fn = "tensor_scatter_nd_update"
     t, u, lin, flat_shape = _scatter_args(tensor, indices, updates, fn)
-    from .creation_ops import ones_like
-    from .math_ops import not_equal, where
     v = lin._value.reshape(lin._value.shape[:1] + (-1,) if lin._pfor is not None else (1, -1))
     if lin._pfor is None and len(np.unique(v)) < v.size:
         flat = v.reshape(-1)
@@ -385,8 +381,9 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     elif lin._pfor is not None and v.size and (np.diff(np.sort(v, axis=1), axis=1) == 0).any():
         raise ValueError(f"{fn}: loop-variant indices repeat an index tuple in some iteration")
     scattered = apply(GatherGrad, u, lin, shape=flat_shape, axis=0, batch_dims=0)
-    hit = apply(GatherGrad, ones_like(lin, dtype=t.dtype), lin, shape=flat_shape[:1], axis=0,
+    hit = apply(GatherGrad, lib.ones_like(lin, dtype=t.dtype), lin, shape=flat_shape[:1], axis=0,
                 batch_dims=0)
-    hit = reshape(not_equal(hit, 0), flat_shape[:1] + (1,) * (len(flat_shape) - 1))
-    return reshape(where(hit, scattered, reshape(t, flat_shape)), t.shape)
+    hit = reshape(lib.not_equal(hit, 0), flat_shape[:1] + (1,) * (len(flat_shape) - 1))
+    return reshape(lib.where(hit, scattered, reshape(t, flat_shape)), t.shape)
 
+lib.publish(globals(), __all__)

@@ -10,11 +10,13 @@ raise numpy.linalg.LinAlgError (a ValueError) naming the function.
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..vectorize.converters import elementwise
-from .core import Arg, Op, Sample, apply, register, to_input
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
 from .linear_ops import matmul, matrix_transpose
-from .shape_util import broadcast_shape
+from .._shapes import broadcast_shape
 
 __all__ = ["matvec", "solve", "inv", "det", "slogdet", "logdet", "cholesky",
            "triangular_solve", "diag", "diag_part", "trace"]
@@ -71,26 +73,24 @@ def _triangle_mask(n, lower, dtype, diagonal=1.0):
 def _pad_stacked(x, rank, stacked):
     """Size-1 axes after the loop axis so a stacked operand has `rank` per-iteration axes
     (an invariant operand broadcasts from the right as it is)."""
-    from .array_ops import reshape
     own = x.ndim - 1 if stacked else x.ndim
     if not stacked or own >= rank:
         return x
-    return reshape(x, (x.shape[0],) + (1,) * (rank - own) + x.shape[1:])
+    return lib.reshape(x, (x.shape[0],) + (1,) * (rank - own) + x.shape[1:])
 
 
 def _solve_converter(op, cx, a, b, **attrs):
     """pfor rule shared by Solve and TriangularSolve (matrix a, right-hand side b)."""
-    from .array_ops import reshape, transpose
     sa, sb = cx.stacked
     n = cx.iters
     if sb and not sa and b.ndim - 1 == a.ndim and b.shape[1:-2] == a.shape[:-2]:
         # one factorization of a for all iterations: (n, ..., m, k) -> (..., m, k * n)
         r = b.ndim
         perm = tuple(range(1, r)) + (0,)
-        cols = reshape(transpose(b, perm), a.shape[:-1] + (b.shape[-1] * n,))
+        cols = lib.reshape(lib.transpose(b, perm), a.shape[:-1] + (b.shape[-1] * n,))
         x = apply(op, a, cols, **attrs)
-        x = reshape(x, a.shape[:-1] + (b.shape[-1], n))
-        return transpose(x, (r - 1,) + tuple(range(r - 1)))
+        x = lib.reshape(x, a.shape[:-1] + (b.shape[-1], n))
+        return lib.transpose(x, (r - 1,) + tuple(range(r - 1)))
     rank = max(a.ndim - sa, b.ndim - sb)  # per-iteration rank, batch axes included
     return apply(op, _pad_stacked(a, rank, sa), _pad_stacked(b, rank, sb), **attrs)
 
@@ -114,7 +114,6 @@ class MatrixSolve(Op):
             raise _linalg_error("solve", "matrix is singular") from None
 
     def gradient(self, e, g):
-        from .math_ops import unbroadcast
         a, b = e.inputs
         x = e.outputs[0]
         adjoint = e.attrs["adjoint"]
@@ -124,8 +123,8 @@ class MatrixSolve(Op):
             # d(op(a)) x = -op(a) dx: the cotangent of op(a) is -gb x^T
             ga = -(matmul(x, matrix_transpose(gb)) if adjoint else
                    matmul(gb, matrix_transpose(x)))
-            ga = unbroadcast(ga, a.shape)
-        return ga, unbroadcast(gb, b.shape) if e.needs[1] else None
+            ga = lib.unbroadcast(ga, a.shape)
+        return ga, lib.unbroadcast(gb, b.shape) if e.needs[1] else None
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
@@ -158,7 +157,6 @@ class MatrixTriangularSolve(Op):
                                 "its diagonal)") from None
 
     def gradient(self, e, g):
-        from .math_ops import unbroadcast
         a, b = e.inputs
         x = e.outputs[0]
         lower, adjoint = e.attrs["lower"], e.attrs["adjoint"]
@@ -167,8 +165,8 @@ class MatrixTriangularSolve(Op):
         if e.needs[0]:
             ga = -(matmul(x, matrix_transpose(gb)) if adjoint else
                    matmul(gb, matrix_transpose(x)))
-            ga = unbroadcast(ga * _triangle_mask(a.shape[-1], lower, ga.dtype), a.shape)
-        return ga, unbroadcast(gb, b.shape) if e.needs[1] else None
+            ga = lib.unbroadcast(ga * _triangle_mask(a.shape[-1], lower, ga.dtype), a.shape)
+        return ga, lib.unbroadcast(gb, b.shape) if e.needs[1] else None
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
@@ -219,9 +217,8 @@ class MatrixDeterminant(Op):
         return np.linalg.det(a)
 
     def gradient(self, e, g):
-        from .array_ops import reshape
         d = e.outputs[0]
-        scale = reshape(g * d, g.shape + (1, 1))
+        scale = lib.reshape(g * d, g.shape + (1, 1))
         return scale * matrix_transpose(apply(MatrixInverse, e.inputs[0]))
 
 
@@ -242,8 +239,7 @@ class LogMatrixDeterminant(Op):
         return sign.astype(a.dtype, copy=False), logabs
 
     def gradient(self, e, g_sign, g_logabs):
-        from .array_ops import reshape
-        scale = reshape(g_logabs, g_logabs.shape + (1, 1))
+        scale = lib.reshape(g_logabs, g_logabs.shape + (1, 1))
         return scale * matrix_transpose(apply(MatrixInverse, e.inputs[0]))
 
 
@@ -290,14 +286,12 @@ def cholesky(input, name=None):
 
 def logdet(matrix, name=None):
     """log(det(matrix)) for symmetric positive definite matrices, via Cholesky: (...)."""
-    from .reduce_ops import reduce_sum
-    from .unary_ops import log
     x = _matrix(matrix, "logdet")
     try:
         lo = cholesky(x)
     except np.linalg.LinAlgError:
         raise _linalg_error("logdet", "matrix is not positive definite") from None
-    return 2.0 * reduce_sum(log(diag_part(lo)), axis=-1)
+    return 2.0 * lib.reduce_sum(lib.log(diag_part(lo)), axis=-1)
 
 
 # -- diag, diag_part, trace, matvec ------------------------------------------------------
@@ -356,11 +350,10 @@ def diag_part(input, name=None):
 
 def trace(x, name=None):
     """Sum of the main diagonal of each matrix: (..., m, n) -> (...)."""
-    from .reduce_ops import reduce_sum
     x = to_input(x, fn="trace", arg="x")
     if x.ndim < 2:
         raise ValueError(f"trace: x must have rank >= 2, got shape {x.shape}")
-    return reduce_sum(diag_part(x), axis=-1)
+    return lib.reduce_sum(diag_part(x), axis=-1)
 
 
 def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False,
@@ -369,7 +362,6 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
 
     transpose_a (or adjoint_a, the same for real matrices) uses a's transpose.
     """
-    from .array_ops import expand_dims, squeeze
     a = to_input(a, (a, b), "matvec", "a")
     b = to_input(b, (a, b), "matvec", "b")
     for arg, x in (("a", a), ("b", b)):
@@ -389,4 +381,6 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     broadcast_shape("matvec", a.shape[:-2], b.shape[:-1], names=("a batch", "b batch"))
     if transposed:
         a = matrix_transpose(a)
-    return squeeze(matmul(a, expand_dims(b, -1)), -1)
+    return lib.squeeze(matmul(a, lib.expand_dims(b, -1)), -1)
+
+lib.publish(globals(), __all__)

@@ -17,29 +17,31 @@ import string
 import numpy as np
 
 from ..vectorize import structured as structured_rules
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import as_bool, broadcast_shape
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
+from .._shapes import as_bool, broadcast_shape
+from .._shapes import normalize_axis
+from .._tensor import Tensor
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "einsum"]
 
 
 def matrix_transpose(x, name=None):
     """Swap the last two axes."""
-    from .array_ops import transpose
     x = to_input(x, fn="matrix_transpose", arg="x")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: x must have rank >= 2, got shape {x.shape}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return transpose(x, perm)
+    return lib.transpose(x, perm)
 
 
 def _pad_batch(x, rank, stacked):
     """Insert size-1 batch axes so a stacked operand has `rank` per-iteration axes."""
-    from .array_ops import reshape
     own = x.ndim - 1 if stacked else x.ndim
     if own >= rank or not stacked:
         return x
-    return reshape(x, (x.shape[0],) + (1,) * (rank - own) + x.shape[1:])
+    return lib.reshape(x, (x.shape[0],) + (1,) * (rank - own) + x.shape[1:])
 
 
 @register
@@ -56,18 +58,15 @@ class MatMul(Op):
         return np.matmul(a, b)
 
     def gradient(self, e, g):
-        from .array_ops import Transpose
-        from .math_ops import unbroadcast
         a, b = e.inputs
 
         def t(x):  # the operands are valid by construction: primitives, no re-validation
-            return apply(Transpose, x, perm=tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
-        ga = unbroadcast(apply(MatMul, g, t(b)), a.shape) if e.needs[0] else None
-        gb = unbroadcast(apply(MatMul, t(a), g), b.shape) if e.needs[1] else None
+            return apply(lib.Transpose, x, perm=tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
+        ga = lib.unbroadcast(apply(MatMul, g, t(b)), a.shape) if e.needs[0] else None
+        gb = lib.unbroadcast(apply(MatMul, t(a), g), b.shape) if e.needs[1] else None
         return ga, gb
 
     def converter(self, cx, a, b):
-        from .array_ops import reshape, transpose
         sa, sb = cx.stacked
         n = cx.iters
         # small operands: NumPy's own broadcast over the loop axis (the generic case at
@@ -76,14 +75,14 @@ class MatMul(Op):
         if big and sa and not sb and b.ndim == 2:
             # (n, ..., i, j) @ (j, k): one GEMM over all rows of all iterations
             # the row count spelled out: -1 is ambiguous when j == 0
-            rows = reshape(a, (int(math.prod(a.shape[:-1])), a.shape[-1]))
-            return reshape(apply(self, rows, b), a.shape[:-1] + (b.shape[-1],))
+            rows = lib.reshape(a, (int(math.prod(a.shape[:-1])), a.shape[-1]))
+            return lib.reshape(apply(self, rows, b), a.shape[:-1] + (b.shape[-1],))
         if big and sb and not sa and a.ndim == 2 and b.ndim == 3:
             # (i, j) @ (n, j, k): (i, j) @ (j, n*k), one GEMM
             j, k = b.shape[1], b.shape[2]
-            cols = reshape(transpose(b, (1, 0, 2)), (j, n * k))
-            out = reshape(apply(self, a, cols), (a.shape[0], n, k))
-            return transpose(out, (1, 0, 2))
+            cols = lib.reshape(lib.transpose(b, (1, 0, 2)), (j, n * k))
+            out = lib.reshape(apply(self, a, cols), (a.shape[0], n, k))
+            return lib.transpose(out, (1, 0, 2))
         rank = max(a.ndim - sa, b.ndim - sb)
         return apply(self, _pad_batch(a, rank, sa), _pad_batch(b, rank, sb))
 
@@ -95,7 +94,6 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     Rank-1 operands follow NumPy (vector @ matrix, matrix @ vector, vector @ vector).
     adjoint_* is transpose_* for real inputs; the sparsity hints are ignored.
     """
-    from .array_ops import expand_dims, squeeze
     a = to_input(a, (a, b), "matmul", "a")
     b = to_input(b, (a, b), "matmul", "b")
     if (transpose_a is False and transpose_b is False and adjoint_a is False
@@ -139,14 +137,14 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
     if tb:
         b = matrix_transpose(b)
     if va:
-        a = expand_dims(a, 0)
+        a = lib.expand_dims(a, 0)
     if vb:
-        b = expand_dims(b, -1)
+        b = lib.expand_dims(b, -1)
     out = apply(MatMul, a, b)
     if va:
-        out = squeeze(out, -2)
+        out = lib.squeeze(out, -2)
     if vb:
-        out = squeeze(out, -1)
+        out = lib.squeeze(out, -1)
     return out
 
 
@@ -240,7 +238,6 @@ def _einsum_grad(k, xs, inputs, output, g):
     matrix; a letter found nowhere else (summed out of operand k alone) gets a ones
     vector, so that the gradient is itself an Einsum (differentiable, vectorizable).
     """
-    from ..tensor import Tensor
     target = inputs[k]
     x = xs[k]
     fresh = _fresh_letters(set("".join(inputs) + output))
@@ -372,7 +369,6 @@ def einsum(equation, *inputs, **kwargs):
     the '...' axes, then the letters appearing once, alphabetically). Output shape: the
     sizes of the output letters, in order.
     """
-    from .array_ops import reshape
     unknown = set(kwargs) - {"name", "optimize"}
     if unknown:
         raise TypeError(f"einsum: unexpected keyword argument {sorted(unknown)[0]!r}")
@@ -385,13 +381,12 @@ def einsum(equation, *inputs, **kwargs):
     subs, out, squeeze = _explicit_equation(equation, [x.shape for x in xs])
     for k, axes in enumerate(squeeze):
         if axes:
-            xs[k] = reshape(xs[k], tuple(n for i, n in enumerate(xs[k].shape) if i not in axes))
+            xs[k] = lib.reshape(xs[k], tuple(n for i, n in enumerate(xs[k].shape) if i not in axes))
             subs[k] = "".join(c for i, c in enumerate(subs[k]) if i not in axes)
     return apply(Einsum, *xs, inputs=tuple(subs), output=out)
 
 
 def _tensordot_axes(axes, a, b):
-    from .shape_util import normalize_axis
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
         n = int(axes)
         if not 0 <= n <= min(a.ndim, b.ndim):
@@ -439,3 +434,5 @@ def tensordot(a, b, axes, name=None):
     out = ("".join(c for i, c in enumerate(sa) if i not in axes_a)
            + "".join(c for j, c in enumerate(sb) if j not in axes_b))
     return apply(Einsum, a, b, inputs=(sa, sb), output=out)
+
+lib.publish(globals(), __all__)

@@ -7,11 +7,13 @@ sibling modules and is re-exported at the bottom, so `vecjac.ops.math_ops` is `v
 """
 import numpy as np
 
-from ..tensor import Tensor
+from .._tensor import Tensor
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import broadcasting, elementwise
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import as_shape, broadcast_shape
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
+from .._shapes import as_shape, broadcast_shape
 
 
 def unbroadcast(g, shape):
@@ -22,8 +24,6 @@ def unbroadcast(g, shape):
         shape = as_shape(shape, "unbroadcast")
     if g.shape == shape:
         return g
-    from .array_ops import reshape
-    from .reduce_ops import reduce_sum
     lead = len(g.shape) - len(shape)
     if lead < 0 or any(s != 1 and s != n for s, n in zip(shape, g.shape[lead:])):
         raise ValueError(f"unbroadcast: g of shape {g.shape} is not a broadcast of shape "
@@ -31,8 +31,8 @@ def unbroadcast(g, shape):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
     if axes:
-        g = reduce_sum(g, axis=axes)
-    return reshape(g, shape) if g.shape != shape else g
+        g = lib.reduce_sum(g, axis=axes)
+    return lib.reshape(g, shape) if g.shape != shape else g
 
 
 def _binary(op, x, y, fn, real=False):
@@ -141,10 +141,9 @@ class Pow(Op):
             gx = unbroadcast(g * (y * pow(x, y - 1)), x.shape)
         if e.needs[1]:
             # d/dy x**y = log(x) x**y, taken as 0 where x <= 0 (as TF does)
-            from .unary_ops import log
             positive = greater(x, 0)
             safe_x = where(positive, x, 1)
-            gy = unbroadcast(g * where(positive, log(safe_x), 0) * e.outputs[0], y.shape)
+            gy = unbroadcast(g * where(positive, lib.log(safe_x), 0) * e.outputs[0], y.shape)
         return gx, gy
 
 
@@ -228,8 +227,7 @@ class FloorMod(Op):
     def gradient(self, e, g):
         # x mod y = x - floor(x / y) * y
         x, y = e.inputs
-        from .unary_ops import floor
-        return unbroadcast(g, x.shape), unbroadcast(negative(g) * floor(x / y), y.shape)
+        return unbroadcast(g, x.shape), unbroadcast(negative(g) * lib.floor(x / y), y.shape)
 
 
 @register
@@ -454,8 +452,7 @@ def where(condition, x=None, y=None, name=None):
     (shape (n, rank)); that form does not vectorize over loop-variant conditions.
     """
     if x is None and y is None:
-        from .array_ops import where_indices
-        return where_indices(condition)
+        return lib.where_indices(condition)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     cond = to_input(condition, fn="where", arg="condition")
@@ -467,19 +464,10 @@ def where(condition, x=None, y=None, name=None):
     return apply(Select, cond, x, y)
 
 
-# The rest of vj.math, re-exported so that this module is the whole namespace.
-from .unary_ops import *  # noqa: E402,F401,F403
-from .special_ops import *  # noqa: E402,F401,F403
-from .reduce_ops import *  # noqa: E402,F401,F403
-from .linear_ops import *  # noqa: E402,F401,F403
-from .norm_ops import *  # noqa: E402,F401,F403
-
-from . import linear_ops, norm_ops, reduce_ops, special_ops, unary_ops  # noqa: E402
-
 __all__ = (["add", "subtract", "multiply", "divide", "truediv", "realdiv", "maximum",
             "minimum", "squared_difference", "floordiv", "floor_div", "floormod", "mod",
             "negative", "equal", "not_equal", "less", "less_equal", "greater",
             "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
-            "cast", "where", "unbroadcast"]  # pow: exported explicitly (shadows a builtin)
-           + unary_ops.__all__ + special_ops.__all__ + reduce_ops.__all__
-           + linear_ops.__all__ + norm_ops.__all__)
+            "cast", "where"])  # pow: exported explicitly (shadows a builtin)
+
+lib.publish(globals(), __all__ + ['_binary', 'pow', 'unbroadcast'])

@@ -13,8 +13,11 @@ import numpy as np
 
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import axis_shift, elementwise
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import broadcast_shape, normalize_axes, normalize_axis
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._dispatch import convert_to_tensor
+from .._samples import Arg, Sample
+from .._shapes import broadcast_shape, normalize_axes, normalize_axis
 
 __all__ = ["sigmoid", "relu", "relu6", "elu", "selu", "gelu", "leaky_relu", "softplus",
            "softsign", "silu", "swish", "softmax", "log_softmax",
@@ -43,24 +46,20 @@ def _like(value, x, fn, arg):
     """A companion argument of x: Python numbers and lists take x's dtype (as TF's
     float32 literals would); Tensors, Variables and arrays keep theirs."""
     if isinstance(value, (list, tuple, numbers.Number)):
-        from ..tensor import convert_to_tensor
         return convert_to_tensor(value, dtype=x.dtype, name=f"{fn}: {arg}")
     return to_input(value, (x,), fn, arg)
 
 
 def _greater(x, y):
-    from .math_ops import greater
-    return greater(x, y)
+    return lib.greater(x, y)
 
 
 def _cast(x, dtype):
-    from .math_ops import cast
-    return cast(x, dtype)
+    return lib.cast(x, dtype)
 
 
 def _select(cond, a, b):
-    from .math_ops import where
-    return where(cond, a, b)
+    return lib.where(cond, a, b)
 
 
 # -- element-wise activations (op blocks) ------------------------------------------------
@@ -122,10 +121,8 @@ class Relu6(Op):
         return np.clip(x, 0, 6)
 
     def gradient(self, e, g):
-        from .math_ops import greater, less, logical_and
         x = e.inputs[0]
-        from .math_ops import cast
-        return g * cast(logical_and(greater(x, 0), less(x, 6)), g.dtype)
+        return g * lib.cast(lib.logical_and(lib.greater(x, 0), lib.less(x, 6)), g.dtype)
 
 
 @register
@@ -142,12 +139,11 @@ class Elu(Op):
         return out
 
     def gradient(self, e, g):
-        from .math_ops import minimum
         y = e.outputs[0]
         # the factor is 1 for x > 0 and exp(x) = y + 1 below: min(y, 0) + 1 (two cheap
         # ops, differentiable again for second order). g times one factor: one pass over
         # g, and a diagonal stays a diagonal under pfor
-        return g * (minimum(y, 0) + 1)
+        return g * (lib.minimum(y, 0) + 1)
 
 
 @register
@@ -161,10 +157,8 @@ class LeakyRelu(Op):
         return np.where(x > 0, x, x * alpha)
 
     def gradient(self, e, g):
-        from .math_ops import greater
-        from .creation_ops import ones_like
         x = e.inputs[0]
-        return g * _select(greater(x, 0), ones_like(x), ones_like(x) * e.attrs["alpha"])
+        return g * _select(lib.greater(x, 0), lib.ones_like(x), lib.ones_like(x) * e.attrs["alpha"])
 
 
 @register
@@ -207,10 +201,9 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def selu(features, name=None):
     """scale * (x if x > 0 else alpha * (exp(x) - 1)) with the self-normalizing constants."""
-    from .math_ops import greater
     x = _float_input(features, "selu")
     y = elu(x)
-    return _select(greater(x, 0), y * _SELU_SCALE, y * (_SELU_SCALE * _SELU_ALPHA))
+    return _select(lib.greater(x, 0), y * _SELU_SCALE, y * (_SELU_SCALE * _SELU_ALPHA))
 
 
 def gelu(features, approximate=False, name=None):
@@ -219,14 +212,13 @@ def gelu(features, approximate=False, name=None):
     approximate=False: 0.5 x (1 + erf(x / sqrt(2))); True: the tanh approximation
     0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
     """
-    from .unary_ops import erf, tanh
     x = _float_input(features, "gelu")
     if not isinstance(approximate, (bool, np.bool_)):
         raise TypeError(f"gelu: approximate must be a bool, got {approximate!r}")
     if approximate:
         inner = (x + 0.044715 * (x * x * x)) * math.sqrt(2 / math.pi)
-        return 0.5 * x * (1 + tanh(inner))
-    return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))
+        return 0.5 * x * (1 + lib.tanh(inner))
+    return 0.5 * x * (1 + lib.erf(x * (1 / math.sqrt(2))))
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -244,9 +236,8 @@ def softplus(features, name=None):
 
 def softsign(features, name=None):
     """features / (1 + |features|), element-wise. Shape unchanged."""
-    from .unary_ops import abs as _abs
     x = _float_input(features, "softsign")
-    return x / (1 + _abs(x))
+    return x / (1 + lib.abs(x))
 
 
 def silu(features, beta=1.0, name=None):
@@ -278,9 +269,8 @@ class Softmax(Op):
         return e / np.sum(e, axis=axis, keepdims=True)
 
     def gradient(self, e, g):
-        from .reduce_ops import reduce_sum
         y = e.outputs[0]
-        return y * (g - reduce_sum(g * y, axis=e.attrs["axis"], keepdims=True))
+        return y * (g - lib.reduce_sum(g * y, axis=e.attrs["axis"], keepdims=True))
 
 
 @register
@@ -296,10 +286,8 @@ class LogSoftmax(Op):
         return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
 
     def gradient(self, e, g):
-        from .reduce_ops import reduce_sum
-        from .unary_ops import exp
         axis = e.attrs["axis"]
-        return g - exp(e.outputs[0]) * reduce_sum(g, axis=axis, keepdims=True)
+        return g - lib.exp(e.outputs[0]) * lib.reduce_sum(g, axis=axis, keepdims=True)
 
 
 def _softmax_args(logits, axis, fn):
@@ -353,7 +341,6 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     labels and logits have the same shape; the result drops `axis`. Gradients flow to
     both labels and logits (as TF 2).
     """
-    from .reduce_ops import reduce_sum
     x, ax = _softmax_args(logits, axis, "softmax_cross_entropy_with_logits")
     z = _like(labels, x, "softmax_cross_entropy_with_logits", "labels")
     if z.dtype != x.dtype:
@@ -362,7 +349,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     if z.shape != x.shape:
         raise ValueError(f"softmax_cross_entropy_with_logits: labels shape {z.shape} and "
                          f"logits shape {x.shape} must be equal")
-    return -reduce_sum(z * apply(LogSoftmax, x, axis=ax), axis=ax)
+    return -lib.reduce_sum(z * apply(LogSoftmax, x, axis=ax), axis=ax)
 
 
 # -- moments and batch normalization -----------------------------------------------------
@@ -372,22 +359,19 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
     The variance is the mean squared deviation from the mean (divides by the count).
     `shift` is accepted and ignored, as in TF 2.
     """
-    from .array_ops import reshape
-    from .math_ops import squared_difference
-    from .reduce_ops import reduce_mean
     x = _float_input(x, "moments", "x")
     if axes is None:
         raise ValueError("moments: axes must be given (a list of axes), got None")
     ax = normalize_axes(axes, x.ndim, "moments", "axes")
     if not isinstance(keepdims, (bool, np.bool_)):
         raise TypeError(f"moments: keepdims must be a bool, got {keepdims!r}")
-    mean = reduce_mean(x, axis=ax, keepdims=True)
+    mean = lib.reduce_mean(x, axis=ax, keepdims=True)
     # TF wraps this mean in stop_gradient: harmless for first derivatives (the
     # variance's derivative w.r.t. the mean is zero) but wrong for Hessians, so not here
-    variance = reduce_mean(squared_difference(x, mean), axis=ax, keepdims=True)
+    variance = lib.reduce_mean(lib.squared_difference(x, mean), axis=ax, keepdims=True)
     if not keepdims:
         kept = tuple(d for i, d in enumerate(x.shape) if i not in ax)
-        mean, variance = reshape(mean, kept), reshape(variance, kept)
+        mean, variance = lib.reshape(mean, kept), lib.reshape(variance, kept)
     return mean, variance
 
 
@@ -397,7 +381,6 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     offset and scale may be None. Shape: x broadcast with the other arguments
     (normally x.shape).
     """
-    from .unary_ops import rsqrt
     x = _float_input(x, "batch_normalization", "x")
     args = {"mean": mean, "variance": variance, "offset": offset, "scale": scale}
     shapes, names = [x.shape], ["x"]
@@ -417,10 +400,12 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     if not isinstance(variance_epsilon, numbers.Real) or isinstance(variance_epsilon, bool):
         raise TypeError(f"batch_normalization: variance_epsilon must be a real number, got "
                         f"{variance_epsilon!r}")
-    inv = rsqrt(args["variance"] + float(variance_epsilon))
+    inv = lib.rsqrt(args["variance"] + float(variance_epsilon))
     if args["scale"] is not None:
         inv = inv * args["scale"]
     shift = -args["mean"] * inv
     if args["offset"] is not None:
         shift = args["offset"] + shift
     return x * inv + shift
+
+lib.publish(globals(), __all__)

@@ -12,9 +12,11 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor, _VariableType
-from .core import to_input
-from .shape_util import broadcast_shape, normalize_axes, normalize_axis
+from .._registry import lib
+from .._tensor import Tensor
+from .._variables import Variable
+from .._dispatch import to_input
+from .._shapes import broadcast_shape, normalize_axes, normalize_axis
 
 __all__ = ["norm", "clip_by_value", "clip_by_norm", "l2_normalize"]
 
@@ -27,8 +29,7 @@ def _float_input(x, fn, arg):
 
 
 def _is_tensor_like(v):
-    return isinstance(v, Tensor) or (_VariableType[0] is not None
-                                     and isinstance(v, _VariableType[0]))
+    return isinstance(v, (Tensor, Variable))
 
 
 def _like(value, t, fn, arg):
@@ -65,24 +66,18 @@ def _check_ord(ord, matrix):
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    from .math_ops import pow
-    from .reduce_ops import reduce_max, reduce_sum
-    from .unary_ops import abs as abs_, sqrt, square
     if ord in ("euclidean", "fro", 2):
-        sq = square(abs_(x)) if x.dtype.kind == "c" else square(x)
-        return sqrt(reduce_sum(sq, axis=axis, keepdims=keepdims))
+        sq = lib.square(lib.abs(x)) if x.dtype.kind == "c" else lib.square(x)
+        return lib.sqrt(lib.reduce_sum(sq, axis=axis, keepdims=keepdims))
     if ord == 1:
-        return reduce_sum(abs_(x), axis=axis, keepdims=keepdims)
+        return lib.reduce_sum(lib.abs(x), axis=axis, keepdims=keepdims)
     if ord == np.inf:
-        return reduce_max(abs_(x), axis=axis, keepdims=keepdims)
+        return lib.reduce_max(lib.abs(x), axis=axis, keepdims=keepdims)
     p = float(ord)
-    return pow(reduce_sum(pow(abs_(x), p), axis=axis, keepdims=keepdims), 1.0 / p)
+    return lib.pow(lib.reduce_sum(lib.pow(lib.abs(x), p), axis=axis, keepdims=keepdims), 1.0 / p)
 
 
 def _matrix_norm(x, ord, axes, keepdims):
-    from .array_ops import reshape
-    from .reduce_ops import reduce_max, reduce_sum
-    from .unary_ops import abs as abs_
     rows, cols = axes
     if ord in ("euclidean", "fro"):
         return _vector_norm(x, "euclidean", tuple(sorted(axes)), keepdims)
@@ -91,11 +86,11 @@ def _matrix_norm(x, ord, axes, keepdims):
                                   "axes) is not implemented yet (needs an SVD)")
     # ord=1: largest column sum (sum over rows); ord=inf: largest row sum
     summed, over = (rows, cols) if ord == 1 else (cols, rows)
-    out = reduce_max(reduce_sum(abs_(x), axis=summed, keepdims=True), axis=over,
+    out = lib.reduce_max(lib.reduce_sum(lib.abs(x), axis=summed, keepdims=True), axis=over,
                      keepdims=True)
     if keepdims:
         return out
-    return reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in axes))
+    return lib.reshape(out, tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
 def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
@@ -138,7 +133,6 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     minimum/maximum composition), otherwise it goes to the active bound. Where the bounds
     cross (min > max) the result is clip_value_min, as in TF. Output shape: t.shape.
     """
-    from .math_ops import maximum, minimum
     t = to_input(t, fn="clip_by_value", arg="t")
     if t.dtype.kind not in "iuf":
         raise TypeError(f"clip_by_value: t must be a real (int or float) tensor, got dtype "
@@ -150,7 +144,7 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     if shape != t.shape:
         raise ValueError(f"clip_by_value: clip values of shapes {lo.shape} and {hi.shape} "
                          f"would broadcast t from {t.shape} to {shape}")
-    return maximum(minimum(t, hi), lo)
+    return lib.maximum(lib.minimum(t, hi), lo)
 
 
 def clip_by_norm(t, clip_norm, axes=None, name=None):
@@ -160,28 +154,21 @@ def clip_by_norm(t, clip_norm, axes=None, name=None):
     broadcastable without enlarging t). The gradient is finite at t = 0 (as TF). Output
     shape: t.shape.
     """
-    from .array_ops import ones_like
-    from .math_ops import greater, maximum, where
-    from .reduce_ops import reduce_sum
-    from .unary_ops import sqrt
     t = _float_input(t, "clip_by_norm", "t")
     c = _like(clip_norm, t, "clip_by_norm", "clip_norm")
     if broadcast_shape("clip_by_norm", t.shape, c.shape, names=("t", "clip_norm")) != t.shape:
         raise ValueError(f"clip_by_norm: clip_norm of shape {c.shape} would broadcast t "
                          f"from {t.shape}")
     axes = normalize_axes(axes, t.ndim, "clip_by_norm", "axes")
-    l2sum = reduce_sum(t * t, axis=axes, keepdims=True)
-    positive = greater(l2sum, 0)
+    l2sum = lib.reduce_sum(t * t, axis=axes, keepdims=True)
+    positive = lib.greater(l2sum, 0)
     # sqrt only ever sees positive values: its gradient at 0 would be inf * 0 = NaN
-    l2norm = where(positive, sqrt(where(positive, l2sum, ones_like(l2sum))), l2sum)
-    return t * c / maximum(l2norm, c)
+    l2norm = lib.where(positive, lib.sqrt(lib.where(positive, l2sum, lib.ones_like(l2sum))), l2sum)
+    return t * c / lib.maximum(l2norm, c)
 
 
 def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
     """x / sqrt(max(sum(x^2, axis), epsilon)); output shape x.shape. Safe at x = 0."""
-    from .math_ops import maximum
-    from .reduce_ops import reduce_sum
-    from .unary_ops import rsqrt
     x = _float_input(x, "l2_normalize", "x")
     if dim is not None:
         if axis is not None:
@@ -191,5 +178,7 @@ def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
         raise ValueError(f"l2_normalize: epsilon must be a non-negative float, got "
                          f"{epsilon!r}")
     axes = normalize_axes(axis, x.ndim, "l2_normalize")
-    square_sum = reduce_sum(x * x, axis=axes, keepdims=True)
-    return x * rsqrt(maximum(square_sum, float(epsilon)))
+    square_sum = lib.reduce_sum(x * x, axis=axes, keepdims=True)
+    return x * lib.rsqrt(lib.maximum(square_sum, float(epsilon)))
+
+lib.publish(globals(), __all__)

@@ -11,9 +11,13 @@ import numpy as np
 
 from ..vectorize.converters import elementwise
 from . import kernels
-from ..tensor import Tensor
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import as_dtype, as_int, normalize_axis
+from .._tensor import Tensor
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
+from .._shapes import as_dtype, as_int, normalize_axis
+from ..vectorize import structured
+from ..vectorize.structured import OneHotStacked
 
 __all__ = ["one_hot"]
 
@@ -104,19 +108,15 @@ class ScaledRows(Op):
         return rows * scale
 
     def gradient(self, e, g):
-        from .array_ops import expand_dims, gather
-        from .index_ops import GatherGrad
-        from .math_ops import unbroadcast
-        from .reduce_ops import reduce_sum
         m, d = e.inputs
         idx = e.attrs["idx"]
         gm = gd = None
         if e.needs[0]:  # the rows go back where they came from (scatter-add)
-            rows = unbroadcast(g * expand_dims(d, -1), m.shape[:-2] + g.shape[-2:])
-            gm = apply(GatherGrad, rows, idx, shape=m.shape, axis=m.ndim - 2, batch_dims=0)
+            rows = lib.unbroadcast(g * lib.expand_dims(d, -1), m.shape[:-2] + g.shape[-2:])
+            gm = apply(lib.GatherGrad, rows, idx, shape=m.shape, axis=m.ndim - 2, batch_dims=0)
         if e.needs[1]:
-            picked = gather(m, idx, axis=m.ndim - 2)
-            gd = unbroadcast(reduce_sum(g * picked, axis=-1), d.shape)
+            picked = lib.gather(m, idx, axis=m.ndim - 2)
+            gd = lib.unbroadcast(lib.reduce_sum(g * picked, axis=-1), d.shape)
         return gm, gd
 
     def converter(self, cx, m, d, idx):
@@ -148,14 +148,11 @@ class OuterRows(Op):
 
 def _outer_gradients(d, r, g, needs):
     """Cotangents of d and r for the outer product's cotangent g (..., i, k)."""
-    from .array_ops import expand_dims
-    from .linear_ops import matmul
-    from .math_ops import unbroadcast
     gd = gr = None
     if needs[0]:  # sum over k of g * r
-        gd = unbroadcast(matmul(g, expand_dims(r, -1))[..., 0], d.shape)
+        gd = lib.unbroadcast(lib.matmul(g, lib.expand_dims(r, -1))[..., 0], d.shape)
     if needs[1]:  # sum over i of g * d
-        gr = unbroadcast(matmul(expand_dims(d, -2), g)[..., 0, :], r.shape)
+        gr = lib.unbroadcast(lib.matmul(lib.expand_dims(d, -2), g)[..., 0, :], r.shape)
     return gd, gr
 
 
@@ -181,26 +178,24 @@ class OuterRowsScaled(Op):
         return out * m
 
     def gradient(self, e, g):
-        from .math_ops import unbroadcast
         d, r, m = e.inputs
         gd = gr = gm = None
         if e.needs[0] or e.needs[1]:  # through OuterRows with the cotangent g * m
             gd, gr = _outer_gradients(d, r, g * m, e.needs)
         if e.needs[2]:
-            gm = unbroadcast(g * apply(OuterRows, d, r), m.shape)
+            gm = lib.unbroadcast(g * apply(OuterRows, d, r), m.shape)
         return gd, gr, gm
 
     def converter(self, cx, d, r, m):
         # per iteration d (..., i), r (..., k), m broadcasting against (..., i, k): give
         # stacked inputs size-1 axes after the loop axis until the batch axes line up
-        from .array_ops import reshape
         sd, sr, sm = cx.stacked
         lead = max(d.ndim - sd - 1, r.ndim - sr - 1, m.ndim - sm - 2, 0)
         args = []
         for x, s, own in ((d, sd, 1), (r, sr, 1), (m, sm, 2)):
             pad = lead + own - (x.ndim - 1) if s else 0
             if pad > 0:
-                x = reshape(x, (x.shape[0],) + (1,) * pad + x.shape[1:])
+                x = lib.reshape(x, (x.shape[0],) + (1,) * pad + x.shape[1:])
             args.append(x)
         return apply(self, *args)
 
@@ -219,13 +214,11 @@ class OneHot(Op):
         return np.moveaxis(out, -1, axis) if axis != indices.ndim else out
 
     def converter(self, cx, indices, depth, axis, on_value, off_value, dtype):
-        from ..vectorize import structured
         if (structured.ENABLED and indices.ndim == 1 and type(indices) is Tensor
                 and off_value == 0 and depth > 0
                 and cx.iters * depth >= structured.MIN_DENSE_SIZE):
             # one scalar index per iteration: keep the one-hot rows structured (Jacobian
             # seeds), so that backward ops can avoid dense (iters, depth) work
-            from ..vectorize.structured import OneHotStacked
             idx = indices._value
             valid = (idx >= 0) & (idx < depth)
             d = Tensor(np.where(valid, np.asarray(on_value, dtype), np.zeros((), dtype)))
@@ -283,7 +276,6 @@ class BatchJacobianSeed(Op):
         return out
 
     def converter(self, cx, j, batch, n, probe, dtype):
-        from ..vectorize import structured
         hot = np.flatnonzero(probe)
         if (j.ndim == 1 and type(j) is Tensor and len(hot) <= 1
                 and structured.worth_structuring(cx.iters, batch * n)):
@@ -310,3 +302,5 @@ def _column_seeds(idx, batch, n, col, weight, dtype):
     pos = np.where(idx == n, col, np.where(inside, idx, 0))
     d.flags.writeable = pos.flags.writeable = False
     return d, pos
+
+lib.publish(globals(), __all__ + ['scatter_rows'])

@@ -17,8 +17,12 @@ import numbers
 
 import numpy as np
 
-from ..tensor import Tensor, _VariableType
-from .shape_util import as_shape
+from .._registry import lib
+from .._tensor import Tensor
+from .._variables import Variable
+from .._shapes import as_shape
+from .._shapes import as_dtype
+from .._dispatch import to_input
 
 __all__ = ["normal", "uniform", "set_seed"]
 
@@ -59,18 +63,15 @@ def _generator(seed, fn):
 
 
 def _dtype(dtype, fn):
-    from .shape_util import as_dtype
     return as_dtype(dtype, fn, "dtype", "iuf")
 
 
 def _is_tensor(value):
-    return isinstance(value, (Tensor, _VariableType[0] or ()))
+    return isinstance(value, (Tensor, Variable))
 
 
 def _param(value, dtype, shape, fn, arg):
     """A parameter broadcastable to `shape`: a Tensor (kept, for gradients) or an array."""
-    from .core import to_input
-    from .math_ops import cast
     if _is_tensor(value):
         t = to_input(value, (), fn, arg)
         if t.dtype.kind not in "biuf":
@@ -90,17 +91,15 @@ def _param(value, dtype, shape, fn, arg):
                          f"{shape}") from None
     if isinstance(t, np.ndarray):
         return t.astype(dtype, copy=False)
-    return t if t.dtype == dtype else cast(t, dtype)
+    return t if t.dtype == dtype else lib.cast(t, dtype)
 
 
 def _affine(sample, scale, shift, dtype):
     """sample * scale + shift: NumPy for arrays, vecjac ops when a Tensor is involved."""
     if isinstance(scale, np.ndarray) and isinstance(shift, np.ndarray):
         return Tensor(np.asarray(sample * scale + shift, dtype=dtype))
-    from .array_ops import broadcast_to
-    from .math_ops import add, multiply
-    out = add(multiply(Tensor(sample), scale), shift)
-    return out if out.shape == sample.shape else broadcast_to(out, sample.shape)
+    out = lib.add(lib.multiply(Tensor(sample), scale), shift)
+    return out if out.shape == sample.shape else lib.broadcast_to(out, sample.shape)
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=np.float64, seed=None, name=None):
@@ -150,6 +149,7 @@ def uniform(shape, minval=0, maxval=None, dtype=np.float64, seed=None, name=None
     if isinstance(lo, np.ndarray) and isinstance(hi, np.ndarray):
         width = hi - lo
     else:
-        from .math_ops import subtract
-        width = subtract(hi, lo)
+        width = lib.subtract(hi, lo)
     return _affine(u.astype(dt, copy=False), width, lo, dt)
+
+lib.publish(globals(), __all__)

@@ -10,8 +10,11 @@ import numpy as np
 
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import axis_shift, reduction
-from .core import Arg, Op, Sample, apply, register, to_input
-from .shape_util import as_dtype, normalize_axes, normalize_axis
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._tensor import Tensor
+from .._samples import Arg, Sample
+from .._shapes import as_dtype, normalize_axes, normalize_axis
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_euclidean_norm", "reduce_any", "reduce_all", "argmax",
@@ -32,11 +35,10 @@ def _kept_shape(shape, axis):
 
 def _expand_back(g, x, axis):
     """Cotangent of a reduction's output, broadcast back to x's shape."""
-    from .array_ops import broadcast_to, reshape
     kept = _kept_shape(x.shape, axis)
     if g.shape != kept:
-        g = reshape(g, kept)
-    return broadcast_to(g, x.shape)
+        g = lib.reshape(g, kept)
+    return lib.broadcast_to(g, x.shape)
 
 
 def _reduce(op, x, axis, keepdims, fn):
@@ -91,10 +93,9 @@ class _Extremum(Op):
 
     def gradient(self, e, g):
         # The cotangent is shared equally among tied extreme elements (as TF).
-        from .math_ops import cast, equal
         x, y = e.inputs[0], e.outputs[0]
         axis = e.attrs["axis"]
-        hit = cast(equal(x, _expand_back(y, x, axis)), g.dtype)
+        hit = lib.cast(lib.equal(x, _expand_back(y, x, axis)), g.dtype)
         share = hit / Sum(hit, axis=axis, keepdims=True)  # kept shape: fits g's either way
         return _expand_back(g, x, axis) * share
 
@@ -167,20 +168,19 @@ class Prod(Op):
         # d prod / d x_i = product of the other elements, as the product of exclusive
         # cumulative products from the left and from the right: no division, so exact
         # where x has zeros (dividing the product by x_i is not).
-        from .array_ops import reshape, transpose
         x = e.inputs[0]
         axis = e.attrs["axis"]
         reduced = tuple(range(x.ndim)) if axis is None else axis
         kept = tuple(i for i in range(x.ndim) if i not in reduced)
         perm = kept + reduced
-        moved = transpose(x, perm)
+        moved = lib.transpose(x, perm)
         lead = moved.shape[:len(kept)]
         size = int(math.prod(moved.shape[len(kept):]))
-        rows = reshape(moved, lead + (size,))
+        rows = lib.reshape(moved, lead + (size,))
         last = len(lead)
         others = (cumprod(rows, last, exclusive=True) *
                   cumprod(rows, last, exclusive=True, reverse=True))
-        others = transpose(reshape(others, moved.shape), tuple(np.argsort(perm).tolist()))
+        others = lib.transpose(lib.reshape(others, moved.shape), tuple(np.argsort(perm).tolist()))
         return _expand_back(g, x, axis) * others
 
 
@@ -239,13 +239,11 @@ def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
     As in TF, the gradient at a norm of exactly 0 is NaN (use vj.norm / clip_by_norm /
     l2_normalize forms that guard 0 when that matters).
     """
-    from .unary_ops import abs as abs_, sqrt, square
     x, axes, keepdims = _composite_args(input_tensor, axis, keepdims, "reduce_euclidean_norm")
     if x.dtype.kind in "iu":  # squares of small ints would wrap around: float64 (as mean)
-        from .math_ops import cast
-        x = cast(x, np.float64)
-    sq = square(abs_(x)) if x.dtype.kind == "c" else square(x)
-    return sqrt(reduce_sum(sq, axis=axes, keepdims=keepdims))
+        x = lib.cast(x, np.float64)
+    sq = lib.square(lib.abs(x)) if x.dtype.kind == "c" else lib.square(x)
+    return lib.sqrt(reduce_sum(sq, axis=axes, keepdims=keepdims))
 
 
 def reduce_any(input_tensor, axis=None, keepdims=False, name=None):
@@ -258,26 +256,22 @@ def reduce_all(input_tensor, axis=None, keepdims=False, name=None):
 
 def reduce_logsumexp(input_tensor, axis=None, keepdims=False, name=None):
     """log(sum(exp(x))) over `axis`, computed stably (max subtracted first)."""
-    from .array_ops import stop_gradient
-    from .math_ops import where
-    from .unary_ops import exp, is_finite, log
     x, axes, keepdims = _composite_args(input_tensor, axis, keepdims, "reduce_logsumexp",
                                         kinds="f")
     if x.size == 0:
         raise ValueError(f"reduce_logsumexp: input is empty (input_tensor shape {x.shape})")
-    m = stop_gradient(reduce_max(x, axis=axes, keepdims=True))
+    m = lib.stop_gradient(reduce_max(x, axis=axes, keepdims=True))
     # an infinite max (all -inf, or some +inf) would give inf - inf: shift by 0 instead
-    m = where(is_finite(m), m, 0)
+    m = lib.where(lib.is_finite(m), m, 0)
     with np.errstate(divide="ignore"):  # all -inf: log(0) = -inf is the answer
-        out = log(reduce_sum(exp(x - m), axis=axes, keepdims=True)) + m
+        out = lib.log(reduce_sum(lib.exp(x - m), axis=axes, keepdims=True)) + m
     return out if keepdims else _squeeze_axes(out, axes)
 
 
 def _squeeze_axes(x, axes):
-    from .array_ops import reshape
     shape = x.shape
     keep = tuple(d for i, d in enumerate(shape) if axes is not None and i not in axes)
-    return reshape(x, keep)
+    return lib.reshape(x, keep)
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
@@ -286,16 +280,14 @@ def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
 
 
 def _variance(x, axes, keepdims):
-    from .unary_ops import abs as abs_, square
     d = x - reduce_mean(x, axis=axes, keepdims=True)
-    return reduce_mean(square(abs_(d)) if d.dtype.kind == "c" else d * d, axis=axes,
+    return reduce_mean(lib.square(lib.abs(d)) if d.dtype.kind == "c" else d * d, axis=axes,
                        keepdims=keepdims)
 
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Square root of reduce_variance; shape as reduce_mean."""
-    from .unary_ops import sqrt
-    return sqrt(_variance(*_composite_args(input_tensor, axis, keepdims, "reduce_std")))
+    return lib.sqrt(_variance(*_composite_args(input_tensor, axis, keepdims, "reduce_std")))
 
 
 class _ArgExtremum(Op):
@@ -401,22 +393,19 @@ class Cumprod(Op):
 
 def _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse):
     """grad_i = sum_j [x_i enters y_j] g_j prod(x_k for k entering y_j, k != i)."""
-    from .array_ops import expand_dims, transpose
-    from .math_ops import where
-    from ..tensor import Tensor
     n = x.shape[axis]
     perm = tuple(i for i in range(x.ndim) if i != axis) + (axis,)
-    xt, gt = transpose(x, perm), transpose(g, perm)
+    xt, gt = lib.transpose(x, perm), lib.transpose(g, perm)
     last = x.ndim  # the new (..., i, k) layout has one more axis
     i, j = np.arange(n)[:, None], np.arange(n)[None, :]
     enters = {(False, False): i <= j, (True, False): i < j,
               (False, True): i >= j, (True, True): i > j}[(exclusive, reverse)]
     # without_i[..., i, k] = x_k, with x_i replaced by 1
-    without_i = where(Tensor(np.eye(n, dtype=bool)), 1, expand_dims(xt, -2))
+    without_i = lib.where(Tensor(np.eye(n, dtype=bool)), 1, lib.expand_dims(xt, -2))
     partial = cumprod(without_i, last, exclusive=exclusive, reverse=reverse)
-    weights = Tensor(enters.astype(x.dtype)) * expand_dims(gt, -2)
+    weights = Tensor(enters.astype(x.dtype)) * lib.expand_dims(gt, -2)
     grad = reduce_sum(partial * weights, axis=last)
-    return transpose(grad, tuple(np.argsort(perm).tolist()))
+    return lib.transpose(grad, tuple(np.argsort(perm).tolist()))
 
 
 def _scan(op, x, axis, exclusive, reverse, fn):
@@ -446,3 +435,5 @@ def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     """Cumulative product along `axis`; same shape as x (exclusive / reverse as cumsum,
     the exclusive identity being 1). The gradient is exact where x contains zeros."""
     return _scan(Cumprod, x, axis, exclusive, reverse, "cumprod")
+
+lib.publish(globals(), __all__)

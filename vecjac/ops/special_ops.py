@@ -7,7 +7,9 @@ import math
 import numpy as np
 
 from ..vectorize.converters import broadcasting
-from .core import Arg, Op, Sample, apply, register, to_input
+from .._registry import Op, lib, register
+from .._dispatch import apply, to_input
+from .._samples import Arg, Sample
 from .unary_ops import _real_unary, _Unary, exp
 
 __all__ = ["erf", "erfc", "xlogy", "xdivy"]
@@ -119,13 +121,12 @@ class Xlogy(Op):
             return _zero_where_x_is_zero(x, x * np.log(y))
 
     def gradient(self, e, g):
-        from .math_ops import cast, not_equal, unbroadcast
         x, y = e.inputs
         gx = gy = None
         if e.needs[0]:
-            gx = unbroadcast(g * xlogy(cast(not_equal(x, 0), x.dtype), y), x.shape)
+            gx = lib.unbroadcast(g * xlogy(lib.cast(lib.not_equal(x, 0), x.dtype), y), x.shape)
         if e.needs[1]:
-            gy = unbroadcast(g * xdivy(x, y), y.shape)
+            gy = lib.unbroadcast(g * xdivy(x, y), y.shape)
         return gx, gy
 
 
@@ -141,18 +142,16 @@ class Xdivy(Op):
             return _zero_where_x_is_zero(x, x / y)
 
     def gradient(self, e, g):
-        from .math_ops import cast, not_equal, unbroadcast
         x, y = e.inputs
         gx = gy = None
         if e.needs[0]:
-            gx = unbroadcast(g * xdivy(cast(not_equal(x, 0), x.dtype), y), x.shape)
+            gx = lib.unbroadcast(g * xdivy(lib.cast(lib.not_equal(x, 0), x.dtype), y), x.shape)
         if e.needs[1]:
-            gy = unbroadcast(g * xdivy(-x, y * y), y.shape)
+            gy = lib.unbroadcast(g * xdivy(-x, y * y), y.shape)
         return gx, gy
 
 
 def _special_binary(op, x, y, fn):
-    from .math_ops import _binary
     xt, yt = to_input(x, (x, y), fn, "x"), to_input(y, (x, y), fn, "y")
     for arg, t in (("x", xt), ("y", yt)):
         if t.dtype.kind not in "fc":
@@ -160,7 +159,7 @@ def _special_binary(op, x, y, fn):
     if xt.dtype != yt.dtype:
         raise TypeError(f"{fn}: x and y must have the same dtype, got {xt.dtype} and "
                         f"{yt.dtype}")
-    return _binary(op, xt, yt, fn)
+    return lib._binary(op, xt, yt, fn)
 
 
 def xlogy(x, y, name=None):
@@ -171,3 +170,5 @@ def xlogy(x, y, name=None):
 def xdivy(x, y, name=None):
     """x / y, and 0 wherever x == 0 (even if y is 0); broadcasting."""
     return _special_binary(Xdivy, x, y, "xdivy")
+
+lib.publish(globals(), __all__)

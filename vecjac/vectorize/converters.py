@@ -9,7 +9,8 @@
   per-iteration axis).
 - axis_shift(*names): the same shift for any attrs naming axes (cumsum, softmax ...).
 """
-from ..ops.core import apply
+from .._dispatch import apply
+from .._registry import lib
 
 
 def broadcasting(op, cx, *inputs, **attrs):
@@ -21,10 +22,9 @@ def broadcasting(op, cx, *inputs, **attrs):
     args = inputs
     for k, (x, s) in enumerate(zip(inputs, cx.stacked)):
         if s and x.ndim - 1 < rank:
-            from ..ops.array_ops import reshape
             if args is inputs:
                 args = list(inputs)
-            args[k] = reshape(x, (x.shape[0],) + (1,) * (rank - x.ndim + 1) + x.shape[1:])
+            args[k] = lib.reshape(x, (x.shape[0],) + (1,) * (rank - x.ndim + 1) + x.shape[1:])
     return apply(op, *args, **attrs)
 
 

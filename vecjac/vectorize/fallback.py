@@ -7,6 +7,8 @@ op once per op type (every time with `warn=True`).
 """
 import warnings
 
+from .._registry import REGISTRY, lib
+
 _warned = set()
 
 
@@ -15,7 +17,6 @@ class FallbackWarning(UserWarning):
 
 
 def while_loop_fallback(cx, op, inputs, attrs):
-    from ..ops import array_ops
     loop = cx.loop
     if not loop.fallback_to_while_loop:
         raise ValueError(f"pfor: no vectorization rule (converter) for op {op.name}, and "
@@ -25,7 +26,7 @@ def while_loop_fallback(cx, op, inputs, attrs):
         warnings.warn(f"pfor: op {op.name} has no converter; running it in a loop over "
                       f"{loop.iters} iterations (slow)", FallbackWarning, stacklevel=4)
     n = loop.iters
-    slices = [array_ops.unstack(x, num=n) if s else None for x, s in zip(inputs, cx.stacked)]
+    slices = [lib.unstack(x, num=n) if s else None for x, s in zip(inputs, cx.stacked)]
     results = []
     for k in range(n):
         args = [sl[k] if sl is not None else x for x, sl in zip(inputs, slices)]
@@ -34,7 +35,7 @@ def while_loop_fallback(cx, op, inputs, attrs):
     if n == 0:
         raise ValueError(f"pfor: op {op.name} has no converter and the loop has 0 "
                          "iterations, so its output shape is unknown")
-    outs = [array_ops.stack([r[j] for r in results], axis=0) for j in range(len(results[0]))]
+    outs = [lib.stack([r[j] for r in results], axis=0) for j in range(len(results[0]))]
     return outs[0] if op.n_outputs == 1 else tuple(outs)
 
 
@@ -44,7 +45,6 @@ def converter_coverage():
     Returns {"converted": [names], "fallback": [names]}: ops in "fallback" still work
     inside pfor, one iteration at a time (see while_loop_fallback).
     """
-    from ..ops.core import REGISTRY
     converted = sorted(name for name, op in REGISTRY.items() if op.converter is not None)
     fallback = sorted(name for name, op in REGISTRY.items() if op.converter is None)
     return {"converted": converted, "fallback": fallback}

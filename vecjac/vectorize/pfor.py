@@ -18,11 +18,14 @@ import numbers
 import numpy as np
 
 from .. import nest
-from ..context import next_level, state
-from ..ops.core import record
-from ..tensor import Tensor, convert_to_tensor
+from .._context import Transform, hide, state, unhide
+from .._dispatch import convert_to_tensor, record
+from .._registry import lib
+from .._progress import chunk_progress
+from .._tensor import Tensor
 from .stacked import StackedTensor, Unstacked
 from .structured import LazyStacked, OneHotStacked, is_structured
+from .fallback import while_loop_fallback
 
 
 class ConvertContext:
@@ -40,8 +43,7 @@ class ConvertContext:
 
     def stack(self, x):
         """A loop-invariant Tensor tiled along a new loop axis 0 (a broadcast view)."""
-        from ..ops import array_ops
-        return array_ops.broadcast_to(array_ops.expand_dims(x, 0), (self.iters,) + x.shape)
+        return lib.broadcast_to(lib.expand_dims(x, 0), (self.iters,) + x.shape)
 
     def stack_all(self, inputs):
         return [x if s else self.stack(x) for x, s in zip(inputs, self.stacked)]
@@ -51,11 +53,14 @@ class ConvertContext:
         return x is self.loop.index._plain and self.loop.offset == 0
 
 
-class PFor:
-    """One active vectorized loop (one chunk of it, when parallel_iterations splits it)."""
+class PFor(Transform):
+    """One active vectorized loop (one chunk of it, when parallel_iterations splits it).
+
+    On the transform stack it follows its stacked values through `Tensor._pfor` (no
+    role list: apply() finds the loop from the value) and processes every op they reach.
+    """
 
     def __init__(self, iters, offset=0, fallback_to_while_loop=True, warn=False):
-        self.level = next_level()
         self.iters = iters
         self.offset = offset
         self.fallback_to_while_loop = fallback_to_while_loop
@@ -73,16 +78,14 @@ class PFor:
             self._local = StackedTensor(Tensor(np.arange(self.iters)), self)
         return self._local
 
-    def dispatch(self, op, tensors, attrs):
+    def process(self, op, tensors, attrs):
         # runs for every op inside a loop: plain loops and inlined checks, no generators
         if not self.active:
             raise ValueError(f"{op.name}: a loop-variant value is used after its pfor / "
                              "vectorized_map has finished; return it from loop_fn instead")
         stacked = tuple([t._pfor is self for t in tensors])
         cx = ConvertContext(self, stacked)
-        saved = state.mask  # masked(self.level), inlined
-        if self.level < saved:
-            state.mask = self.level
+        hidden = hide(self.level)
         try:
             outs = NotImplemented
             rule = op.structured
@@ -100,7 +103,6 @@ class PFor:
                 if op.converter is not None:
                     outs = op.converter(cx, *plain, **attrs)
                 if outs is NotImplemented:
-                    from .fallback import while_loop_fallback
                     outs = while_loop_fallback(cx, op, plain, attrs)
             single = type(outs) is not tuple and type(outs) is not list
             outs = [outs] if single else list(outs)
@@ -112,12 +114,11 @@ class PFor:
                 tid = t._tid
                 for x in tensors:
                     if x._tid == tid:  # a pass-through needs its own id on inner tapes
-                        from ..ops.array_ops import identity
-                        t = identity(t)
+                        t = lib.identity(t)
                         break
                 outs[k] = t if unstacked else StackedTensor(t, self)
         finally:
-            state.mask = saved
+            unhide(hidden)
         outputs = tuple(outs)
         if state.tapes:
             record(op, tensors, outputs, attrs, above=self.level)
@@ -125,15 +126,13 @@ class PFor:
 
     def one_hot_seed(self, seed):
         """Cotangent of the stacked plain value whose k-th slice carries `seed`."""
-        from ..ops import array_ops, math_ops
-        oh = array_ops.one_hot(self.local_index, self.iters, dtype=seed.dtype)
-        oh = array_ops.reshape(oh, (self.iters,) + (1,) * len(seed.shape))
-        return math_ops.multiply(oh, array_ops.expand_dims(seed, 0))
+        oh = lib.one_hot(self.local_index, self.iters, dtype=seed.dtype)
+        oh = lib.reshape(oh, (self.iters,) + (1,) * len(seed.shape))
+        return lib.multiply(oh, lib.expand_dims(seed, 0))
 
     def own_slice(self, g):
         """Per-iteration slice k of a cotangent of the whole stacked value."""
-        from ..ops import array_ops
-        return array_ops.gather(g, self.local_index)
+        return lib.gather(g, self.local_index)
 
 
 _ONE_HOT = (OneHotStacked,)
@@ -185,18 +184,19 @@ def _finish(out, loop, what="pfor"):
 
 def _run_chunk(loop_fn, iters, offset, fallback, warn):
     loop = PFor(iters, offset, fallback, warn)
-    state.pfors.append(loop)
+    loop._push()
     try:
         out = loop_fn(loop.index)
         flat = _finish(out, loop)
     finally:
         loop.active = False
         loop.index = loop._local = None  # break the loop <-> index cycle: no GC needed
-        state.pfors.pop()
+        loop._pop()
     return out, flat
 
 
-def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, warn=False):
+def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, warn=False,
+         progress=False):
     """Vectorized `[loop_fn(i) for i in range(iters)]`, stacked along a new axis 0.
 
     `loop_fn(i)` receives the loop index as a loop-variant int scalar and returns a
@@ -204,7 +204,8 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
     (iters,) + its per-iteration shape. `parallel_iterations=p` runs p iterations at a
     time (bounded memory, same result). Ops without a converter run per iteration
     (warned once per op, or always with warn=True); fallback_to_while_loop=False makes
-    that a ValueError instead.
+    that a ValueError instead. `progress=True` shows a tqdm bar over the chunks (when
+    tqdm is installed and the loop runs in more than one chunk).
 
     >>> vj.vectorize.pfor(lambda i: vj.cast(i, vj.float64) ** 2, 4).numpy()
     array([0., 1., 4., 9.])
@@ -215,18 +216,20 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
     _check_flag(fallback_to_while_loop, "pfor", "fallback_to_while_loop")
     _check_flag(warn, "pfor", "warn")
     p = _check_parallel_iterations(parallel_iterations, "pfor")
-    if p == 1:
+    if p == 1:  # as TF
         raise ValueError("pfor: parallel_iterations=1 runs one iteration at a time; use "
                          "vj.vectorize.for_loop for a sequential loop")
+
+    def run(n, start):
+        return _run_chunk(loop_fn, n, start, fallback_to_while_loop, warn)
     if p is None or p >= iters:
-        out, flat = _run_chunk(loop_fn, iters, 0, fallback_to_while_loop, warn)
+        out, flat = run(iters, 0)
         return nest.pack_sequence_as(out, flat)
-    return _chunked(lambda n, start: _run_chunk(loop_fn, n, start, fallback_to_while_loop,
-                                                warn), iters, p)
+    with chunk_progress(progress, iters, "pfor") as bar:
+        return _chunked(run, iters, p, bar)
 
 
 def _chunked(run, iters, p, progress=None):
-    from ..ops import array_ops
     pieces, structure = [], None
     for start in range(0, iters, p):
         out, flat = run(min(p, iters - start), start)
@@ -237,16 +240,16 @@ def _chunked(run, iters, p, progress=None):
     flat = []
     for k in range(len(pieces[0])):
         parts = [piece[k] for piece in pieces]
-        flat.append(None if parts[0] is None else array_ops.concat(parts, axis=0))
+        flat.append(None if parts[0] is None else lib.concat(parts, axis=0))
     return nest.pack_sequence_as(structure, flat)
 
 
-def for_loop(loop_fn, iters, parallel_iterations=None):
+def for_loop(loop_fn, iters, parallel_iterations=None, progress=False):
     """The explicit loop `[loop_fn(i) for i in range(iters)]`, stacked: pfor's oracle.
 
     `parallel_iterations` is accepted for API symmetry; the loop is sequential.
+    `progress=True` shows a tqdm bar over the iterations.
     """
-    from ..ops import array_ops
     if not callable(loop_fn):
         raise TypeError(f"for_loop: loop_fn must be callable, got {type(loop_fn).__name__}")
     iters = _check_iters(iters, "for_loop")
@@ -254,16 +257,19 @@ def for_loop(loop_fn, iters, parallel_iterations=None):
     if iters == 0:
         return pfor(loop_fn, 0)
     results, structure = [], None
-    for i in range(iters):
-        out = loop_fn(Tensor(np.asarray(i)))
-        structure = out
-        results.append([None if x is None else
-                        convert_to_tensor(x, name="for_loop: loop_fn output")
-                        for x in nest.flatten(out)])
+    with chunk_progress(progress, iters, "for_loop") as bar:
+        for i in range(iters):
+            out = loop_fn(Tensor(np.asarray(i)))
+            structure = out
+            results.append([None if x is None else
+                            convert_to_tensor(x, name="for_loop: loop_fn output")
+                            for x in nest.flatten(out)])
+            if bar is not None:
+                bar(1)
     flat = []
     for k in range(len(results[0])):
         parts = [r[k] for r in results]
-        flat.append(None if parts[0] is None else array_ops.stack(parts, axis=0))
+        flat.append(None if parts[0] is None else lib.stack(parts, axis=0))
     return nest.pack_sequence_as(structure, flat)
 
 
@@ -273,7 +279,6 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
     `elems` is a Tensor or a nest of Tensors with the same first dimension (a first
     dimension of 1 broadcasts); `fn` receives the slices in the same structure.
     """
-    from ..ops import array_ops
     if not callable(fn):
         raise TypeError(f"vectorized_map: fn must be callable, got {type(fn).__name__}")
     _check_flag(fallback_to_while_loop, "vectorized_map", "fallback_to_while_loop")
@@ -292,7 +297,7 @@ def vectorized_map(fn, elems, fallback_to_while_loop=True, warn=True):
                          f"{[e.shape[0] for e in flat]}")
 
     def loop_fn(i):
-        sliced = [array_ops.gather(e, i) if e.shape[0] == n else e[0] for e in flat]
+        sliced = [lib.gather(e, i) if e.shape[0] == n else e[0] for e in flat]
         out = fn(nest.pack_sequence_as(elems, sliced))
         leaves = [x if x is None or isinstance(x, Tensor) else
                   convert_to_tensor(x, name="vectorized_map: fn output")

@@ -6,7 +6,7 @@ Tensor's id, so that tapes outside the loop (which record the plain, vectorized 
 tapes inside it (which record per-iteration ops) name the same value the same way.
 In a nested pfor, `_plain` is itself a StackedTensor of the outer loop.
 """
-from ..tensor import Tensor
+from .._tensor import Tensor
 
 _BRANCH_HELP = ("a loop-variant value has no single truth value inside pfor / "
                 "vectorized_map: use vj.where(cond, x, y) for values, vj.cond(pred, "

@@ -26,8 +26,10 @@ import os
 
 import numpy as np
 
-from ..tensor import Tensor, _next_tid
+from .._tensor import Tensor, _next_tid
 from .stacked import StackedTensor
+from .._dispatch import apply
+from .._registry import lib
 
 
 # VECJAC_STRUCTURED_SEEDS=0 turns the structure off (dense seeds), for A/B measurements
@@ -122,9 +124,7 @@ class OuterStacked(LazyStacked):
         return np.result_type(self.d.dtype, self.r.dtype)
 
     def _materialize(self):
-        from ..ops.core import apply
-        from ..ops.onehot_ops import OuterRows
-        return apply(OuterRows, self.d, self.r)
+        return apply(lib.OuterRows, self.d, self.r)
 
 
 def kinds(*classes):
@@ -138,16 +138,14 @@ def kinds(*classes):
 
 def materialize(x):
     """The dense (iters, *S) Tensor of a OneHotStacked, built with (differentiable) ops."""
-    from ..ops.array_ops import reshape
-    from ..ops.onehot_ops import scatter_rows
     n = x._pfor.iters
     if x.lead:  # d[k] over the leading axes times a constant one-hot over the rest
         hot = np.zeros((n, 1, x.size_), dtype=x.dtype)
         hot[np.arange(n), 0, x.pos] = 1
-        spread = reshape(x.d, (n, -1, 1)) * Tensor(hot)  # (n, L, M)
-        return reshape(spread, (n,) + x.S)
-    rows = scatter_rows(reshape(x.d, (n, 1)), x.pos, x.size_)  # (n, M, 1)
-    return reshape(rows, (n,) + x.S)
+        spread = lib.reshape(x.d, (n, -1, 1)) * Tensor(hot)  # (n, L, M)
+        return lib.reshape(spread, (n,) + x.S)
+    rows = lib.scatter_rows(lib.reshape(x.d, (n, 1)), x.pos, x.size_)  # (n, M, 1)
+    return lib.reshape(rows, (n,) + x.S)
 
 
 def is_structured(x, loop):
@@ -222,7 +220,6 @@ def map_d(fn):
 def add_like(op, cx, x, y):
     """x +/- y with both one-hot at the same places: combine the nonzeros. A one-hot
     added to a dense stacked value of the same shape: one scatter-add pass (AddV2 only)."""
-    from ..ops.core import apply
     loop = cx.loop
     sx, sy = is_onehot(x, loop), is_onehot(y, loop)
     if sx and sy:
@@ -230,31 +227,25 @@ def add_like(op, cx, x, y):
     a, dense, dense_stacked = (x, y, cx.stacked[1]) if sx else (y, x, cx.stacked[0])
     if op.name != "AddV2" or not dense_stacked or dense.shape[1:] != a.S or a.lead:
         return NotImplemented
-    from ..ops.array_ops import reshape
-    from ..ops.onehot_ops import ScatterRowsAdd
     n = cx.iters
-    out = apply(ScatterRowsAdd, reshape(dense, (n, a.size_, 1)), reshape(a.d, (n, 1)),
+    out = apply(lib.ScatterRowsAdd, lib.reshape(dense, (n, a.size_, 1)), lib.reshape(a.d, (n, 1)),
                 pos=a.pos)
-    return reshape(out, (n,) + a.S)
+    return lib.reshape(out, (n,) + a.S)
 
 
 def _values_at(v, stacked, x, n):
     """The entries of v (broadcast to x's shape) at x's nonzeros: shaped like x.d.
     Primitives applied directly, as in _columns_at."""
-    from ..ops.array_ops import BroadcastTo
-    from ..ops.index_ops import GatherV2
-    from ..ops.onehot_ops import GatherRows
-    from ..ops.core import apply
     if x.lead:
         return _columns_at(v, stacked, x, n)
     if not stacked:
         if v.shape == ():
             return v
-        table = v if v.shape == x.S else apply(BroadcastTo, v, shape=x.S)
-        return apply(GatherV2, _reshape(table, (x.size_,)), Tensor(x.pos), axis=0,
+        table = v if v.shape == x.S else apply(lib.BroadcastTo, v, shape=x.S)
+        return apply(lib.GatherV2, _reshape(table, (x.size_,)), Tensor(x.pos), axis=0,
                      batch_dims=0)
-    dense = apply(BroadcastTo, v, shape=(n,) + x.S) if v.shape[1:] != x.S else v
-    rows = apply(GatherRows, _reshape(dense, (n, x.size_, 1)), pos=x.pos)  # (n, 1)
+    dense = apply(lib.BroadcastTo, v, shape=(n,) + x.S) if v.shape[1:] != x.S else v
+    rows = apply(lib.GatherRows, _reshape(dense, (n, x.size_, 1)), pos=x.pos)  # (n, 1)
     return _reshape(rows, (n,))
 
 
@@ -262,32 +253,26 @@ def _columns_at(v, stacked, x, n):
     """_values_at with leading axes: per iteration, v's column pos[k] (n, *S[:lead]).
     Primitives applied directly (the shapes are valid by construction): this runs once
     per backward op of a batch Jacobian, where the op's validation would dominate."""
-    from ..ops.array_ops import BroadcastTo, Transpose
-    from ..ops.index_ops import GatherV2
-    from ..ops.onehot_ops import GatherRows
-    from ..ops.core import apply
     if v.shape == ():
         return v
     lead_shape = x.S[:x.lead]
     if not stacked:
-        table = v if v.shape == x.S else apply(BroadcastTo, v, shape=x.S)
+        table = v if v.shape == x.S else apply(lib.BroadcastTo, v, shape=x.S)
         table = _reshape(table, (-1, x.size_) if x.lead > 1 else x.S)         # (L, M)
-        cols = apply(GatherV2, apply(Transpose, table, perm=(1, 0)), Tensor(x.pos),
+        cols = apply(lib.GatherV2, apply(lib.Transpose, table, perm=(1, 0)), Tensor(x.pos),
                      axis=0, batch_dims=0)                                     # (n, L)
         return _reshape(cols, (n,) + lead_shape)
-    dense = apply(BroadcastTo, v, shape=(n,) + x.S) if v.shape[1:] != x.S else v
-    table = apply(Transpose, _reshape(dense, (n, -1, x.size_)), perm=(0, 2, 1))  # (n, M, L)
-    return _reshape(apply(GatherRows, table, pos=x.pos), (n,) + lead_shape)
+    dense = apply(lib.BroadcastTo, v, shape=(n,) + x.S) if v.shape[1:] != x.S else v
+    table = apply(lib.Transpose, _reshape(dense, (n, -1, x.size_)), perm=(0, 2, 1))  # (n, M, L)
+    return _reshape(apply(lib.GatherRows, table, pos=x.pos), (n,) + lead_shape)
 
 
 def _reshape(t, shape):
     """Reshape primitive for shapes known to fit (-1 resolved here), skipped if equal."""
-    from ..ops.array_ops import Reshape
-    from ..ops.core import apply
     if -1 in shape:
         known = math.prod(d for d in shape if d != -1)
         shape = tuple(t.size // known if d == -1 else d for d in shape)
-    return t if t.shape == shape else apply(Reshape, t, shape=shape)
+    return t if t.shape == shape else apply(lib.Reshape, t, shape=shape)
 
 
 @kinds(OneHotStacked, OuterStacked)
@@ -314,8 +299,6 @@ def scale(op, cx, x, y):
 
 
 def _scale_outer(cx, x, y):
-    from ..ops.core import apply
-    from ..ops.onehot_ops import OuterRowsScaled
     o, v, v_stacked = (x, y, cx.stacked[1]) if type(x) is OuterStacked else (y, x,
                                                                              cx.stacked[0])
     if is_structured(v, cx.loop):
@@ -329,14 +312,13 @@ def _scale_outer(cx, x, y):
                 return NotImplemented
         except ValueError:
             return NotImplemented
-    return apply(OuterRowsScaled, o.d, o.r, v)
+    return apply(lib.OuterRowsScaled, o.d, o.r, v)
 
 
 def reduce_sum(op, cx, x, axis, keepdims):
     """Sum of a one-hot value: d itself, or a one-hot value in the reduced shape."""
     if not is_onehot(x, cx.loop):
         return NotImplemented
-    from ..ops.array_ops import reshape
     rank, lead = len(x.S), x.lead
     axes = set(range(rank)) if axis is None else set(axis)
     if any(i < lead for i in axes):
@@ -345,7 +327,7 @@ def reduce_sum(op, cx, x, axis, keepdims):
     shape = tuple(1 if i in axes else x.S[i] for i in range(rank)) if keepdims else \
         tuple(x.S[i] for i in range(rank) if i not in axes)
     if not kept:
-        return reshape(x.d, (cx.iters,) + shape)
+        return lib.reshape(x.d, (cx.iters,) + shape)
     idx = unravel(x)
     pos = np.ravel_multi_index(tuple(idx[i - lead] for i in kept),
                                tuple(x.S[i] for i in kept))
@@ -355,10 +337,6 @@ def reduce_sum(op, cx, x, axis, keepdims):
 def matmul(op, cx, a, b):
     """One-hot matrix times a loop-invariant matrix: a scaled row (or column) gather
     instead of a dense (iters x i x j) @ (j x k) product."""
-    from ..ops.array_ops import reshape, transpose
-    from ..ops.core import apply
-    from ..ops.index_ops import GatherV2
-    from ..ops.onehot_ops import ScaledRows, scatter_rows
     loop, n = cx.loop, cx.iters
     if not all(_finite(t) for t in (a, b) if not is_onehot(t, loop)):
         return NotImplemented
@@ -369,18 +347,18 @@ def matmul(op, cx, a, b):
             return NotImplemented
         # a_k = d_k x e_pos[k] (one-hot columns of the batch rows): a_k @ b is the outer
         # product d_k x b[pos[k]], one pass instead of a GEMM over the seeds
-        rows = apply(GatherV2, b, Tensor(a.pos), axis=0, batch_dims=0)  # valid positions
+        rows = apply(lib.GatherV2, b, Tensor(a.pos), axis=0, batch_dims=0)  # valid positions
         return OuterStacked(a.d, rows, loop)  # (n, i, k), written by the next op
     if is_onehot(a, loop) and not cx.stacked[1] and len(a.S) == 2 and b.ndim == 2:
         r, c = unravel(a)                                   # a_k = d_k e_r e_c^T
-        rows = apply(ScaledRows, b, a.d, idx=c)             # row r of a_k @ b: (n, k)
-        return scatter_rows(rows, r, a.S[0])                # (n, i, k)
+        rows = apply(lib.ScaledRows, b, a.d, idx=c)             # row r of a_k @ b: (n, k)
+        return lib.scatter_rows(rows, r, a.S[0])                # (n, i, k)
     if is_onehot(b, loop) and not cx.stacked[0] and len(b.S) == 2 and a.ndim == 2:
         r, c = unravel(b)                                   # b_k = d_k e_r e_c^T
-        cols = apply(ScaledRows, transpose(a), b.d, idx=r)  # column c of a @ b_k: (n, i)
+        cols = apply(lib.ScaledRows, lib.transpose(a), b.d, idx=r)  # column c of a @ b_k: (n, i)
         if b.S[1] == 1:
-            return reshape(cols, (n, a.shape[0], 1))        # matrix @ one-hot vector
-        return transpose(scatter_rows(cols, c, b.S[1]), (0, 2, 1))
+            return lib.reshape(cols, (n, a.shape[0], 1))        # matrix @ one-hot vector
+        return lib.transpose(lib.scatter_rows(cols, c, b.S[1]), (0, 2, 1))
     return NotImplemented
 
 
@@ -410,9 +388,7 @@ def scale_by(factor_fn):
 def _scale_outer_by(cx, g, factor):
     """g * factor for a loop-invariant factor of g's shape, in one pass. Such ops may
     compute where(mask, g, 0) rather than g * mask; the two agree when g is finite."""
-    from ..ops.core import apply
-    from ..ops.onehot_ops import OuterRowsScaled
     if any(cx.stacked[1:]) or factor.shape != g.shape or not (
             _finite(factor) and _finite(g.d) and _finite(g.r)):
         return NotImplemented
-    return apply(OuterRowsScaled, g.d, g.r, factor)
+    return apply(lib.OuterRowsScaled, g.d, g.r, factor)

@@ -10,8 +10,8 @@ import numbers
 
 import numpy as np
 
-from .numpy_dispatch import _dtype, _functions, _Unsupported
-from .numpy_functions import _cast_to, _flat, _no, _shape, _to_float
+from ._numpy_tables import _dtype, _functions, _Unsupported
+from ._numpy_functions import _cast_to, _flat, _no, _shape, _to_float
 from .ops import array_ops as _a
 from .ops import linalg_ops as _la
 from .ops import linear_ops as _lin

@@ -12,7 +12,7 @@ import numbers
 
 import numpy as np
 
-from .numpy_dispatch import _dtype, _functions, _is_vj, _Unsupported
+from ._numpy_tables import _dtype, _functions, _is_vj, _Unsupported
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import index_ops as _i

@@ -10,8 +10,8 @@ import threading
 
 import numpy as np
 
-from .context import state
-from .tensor import Tensor, _VariableType, _next_tid, as_array
+from ._context import is_visible, state
+from ._tensor import Tensor, _next_tid, as_array
 
 _name_counts = {}
 _name_lock = threading.Lock()
@@ -68,9 +68,9 @@ class Variable:
         if read is None:
             read = self._read = Tensor(self._value, self._tid)
         if state.tapes and self._trainable:
-            mask = state.mask
             for tape in state.tapes:
-                if tape._recording and tape._watch_accessed_variables and tape._level <= mask:
+                if tape._recording and tape._watch_accessed_variables and \
+                        is_visible(tape.level):
                     tape._watch_variable(self)
         for watcher in state.variable_watchers:
             watcher(self)
@@ -179,16 +179,8 @@ class Variable:
         return self
 
 
-# Variables share Tensor's operators: each reads the value and returns a Tensor.
-for _name, _fn in list(vars(Tensor).items()):
-    if re.fullmatch(r"__(r?(add|sub|mul|truediv|floordiv|mod|pow|matmul|and|or|xor)|"
-                    r"neg|pos|abs|invert|lt|le|gt|ge|eq|ne|getitem)__", _name):
-        setattr(Variable, _name, _fn)
-Variable.astype = Tensor.astype
-Variable.reshape = Tensor.reshape
-Variable.__array_ufunc__ = Tensor.__array_ufunc__  # NumPy calls read the variable
-Variable.__array_function__ = Tensor.__array_function__
-_VariableType[0] = Variable
+# Variables share Tensor's operators and methods (each reads the value): attached with
+# Tensor's by the op library (vecjac/ops/operators.py).
 
 
 class Module:

@@ -14,9 +14,12 @@ from typing import NamedTuple
 import numpy as np
 
 from . import nest
-from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, convert_to_tensor
-from .variables import Variable
+from ._dispatch import convert_to_tensor
+from ._tape import GradientTape
+from ._tensor import Tensor
+from ._unconnected import UnconnectedGradients
+from ._variables import Variable
+from .ops.array_ops import concat, reshape
 
 __all__ = ["flat_hessian", "newton_step", "Unflatten", "FlatHessian", "NewtonStep",
            "CG_THRESHOLD"]
@@ -45,7 +48,6 @@ class Unflatten:
         self.dtype = leaves[0].dtype
 
     def __call__(self, flat):
-        from .ops.array_ops import reshape
         flat = convert_to_tensor(flat, name="unflatten: flat")
         if flat.shape != (self.size,):
             raise ValueError(f"unflatten: flat must have shape ({self.size},) (the total "
@@ -57,7 +59,6 @@ class Unflatten:
         return nest.pack_sequence_as(self._structure, out)
 
     def flatten(self, tensors):
-        from .ops.array_ops import concat, reshape
         leaves = nest.flatten(tensors)
         if len(leaves) != len(self.shapes):
             raise ValueError(f"Unflatten.flatten: expected {len(self.shapes)} tensors, got "
@@ -113,7 +114,6 @@ def _check_variables(variables, what, need_variables):
 
 def _record_gradient(loss_fn, leaves, what):
     """(loss, flat gradient g, persistent tape that recorded g's computation)."""
-    from .ops.array_ops import concat, reshape
     if not callable(loss_fn):
         raise TypeError(f"{what}: loss_fn must be a callable taking no arguments, got "
                         f"{type(loss_fn).__name__}")
@@ -136,7 +136,6 @@ def _record_gradient(loss_fn, leaves, what):
 
 
 def _dense_hessian(outer, g, leaves):
-    from .ops.array_ops import concat, reshape
     n = g.shape[0]
     blocks = outer.jacobian(g, leaves, unconnected_gradients=_ZERO)
     return concat([reshape(b, [n, -1]) for b in blocks], axis=1)

@@ -3,16 +3,15 @@ import functools
 import inspect
 
 from . import nest
-from .context import masked, state
-from .ops import array_ops
-from .ops.core import REGISTRY, Op, record, to_input
-from .tape import UnconnectedGradients  # noqa: F401  (re-exported from here too)
-from .tensor import Tensor
+from ._context import hiding, state
+from ._dispatch import record, to_input
+from ._registry import REGISTRY, Op, lib
+from ._tensor import Tensor
 
 
 def stop_gradient(input, name=None):
     """The value of `input`, with no gradient flowing back through it."""
-    return array_ops.stop_gradient(input)
+    return lib.stop_gradient(input)
 
 
 # -- custom_gradient ---------------------------------------------------------------------
@@ -90,10 +89,9 @@ def custom_gradient(f):
             raise TypeError("custom_gradient: the function reads variables "
                             f"{[v.name for v in variables]}, so grad_fn must accept a "
                             "keyword argument 'variables'")
-        from .ops.array_ops import identity
         flat = nest.flatten(outputs)
-        with masked(above):  # fresh ids: an output may be an input passed through
-            flat = [identity(o) for o in flat]
+        with hiding(above + 1):  # fresh ids: an output may be an input passed through
+            flat = [lib.identity(o) for o in flat]
         op = _CustomGradientOp(grad_fn, len(inputs), variables)
         record(op, tuple(inputs) + tuple(v.read_value() for v in variables),
                tuple(flat), {}, above=above)

@@ -1,21 +1,22 @@
 """Progress bars over pfor chunks (`jacobian(..., progress=True)`).
 
-A bar appears only when `parallel_iterations` splits the work into chunks: it is created
-when the first chunk finishes, so unchunked work prints nothing. It uses tqdm.auto (a
-widget in Jupyter, text on stderr elsewhere) when tqdm is installed, and silently nothing
-otherwise. Nothing is shown by default.
+A bar appears only when the loop runs in chunks: it is created when the first chunk
+finishes, so unchunked work prints nothing. It uses tqdm.auto (a widget in Jupyter, text
+on stderr elsewhere) when tqdm is installed, and silently nothing otherwise. Nothing is
+shown by default.
 """
 import contextlib
+import importlib
 
 import numpy as np
 
 
 def _tqdm():
+    # tqdm is optional and costs import time: loaded on the first bar only
     try:
-        from tqdm.auto import tqdm
+        return importlib.import_module("tqdm.auto").tqdm
     except ImportError:
         return None
-    return tqdm
 
 
 class ChunkProgress:
@@ -47,7 +48,10 @@ class ChunkProgress:
 
 @contextlib.contextmanager
 def chunk_progress(enabled, total, desc):
-    """A ChunkProgress for `total` loop iterations when `enabled`, else None."""
+    """A ChunkProgress for `total` loop iterations when `enabled` (True, or a string: the
+    bar's description instead of `desc`), else None."""
+    if isinstance(enabled, str):
+        desc, enabled = enabled, True
     if not isinstance(enabled, (bool, np.bool_)):
         raise TypeError(f"{desc}: progress must be a bool, got {enabled!r}")
     if not enabled:

@@ -11,6 +11,8 @@ import numbers
 
 import numpy as np
 
+from ._shapes import as_shape
+
 _next_tid = itertools.count(1).__next__
 
 # TF-style dtype names, as NumPy dtypes.
@@ -76,16 +78,6 @@ class Tensor:
             return v.astype(dtype)
         return v.copy() if copy else v
 
-    # NumPy functions and ufuncs on Tensors run vecjac ops (vecjac/numpy_dispatch.py);
-    # np.asarray(t) still returns the plain array through __array__ above.
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        from .numpy_dispatch import array_ufunc
-        return array_ufunc(ufunc, method, inputs, kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        from .numpy_dispatch import array_function
-        return array_function(func, types, args, kwargs)
-
     def __len__(self):
         if not self.shape:
             raise TypeError("len() of a scalar (rank-0) Tensor is undefined")
@@ -144,60 +136,13 @@ class Tensor:
     def __deepcopy__(self, memo):
         return self
 
-    # -- operators (bound to the op library at the bottom of this module) -------------
-    def __add__(self, other): return _m.add(self, other)
-    def __radd__(self, other): return _m.add(other, self)
-    def __sub__(self, other): return _m.subtract(self, other)
-    def __rsub__(self, other): return _m.subtract(other, self)
-    def __mul__(self, other): return _m.multiply(self, other)
-    def __rmul__(self, other): return _m.multiply(other, self)
-    def __truediv__(self, other): return _m.divide(self, other)
-    def __rtruediv__(self, other): return _m.divide(other, self)
-    def __floordiv__(self, other): return _m.floordiv(self, other)
-    def __rfloordiv__(self, other): return _m.floordiv(other, self)
-    def __mod__(self, other): return _m.floormod(self, other)
-    def __rmod__(self, other): return _m.floormod(other, self)
-    def __pow__(self, other): return _m.pow(self, other)
-    def __rpow__(self, other): return _m.pow(other, self)
-    def __matmul__(self, other): return _m.matmul(self, other)
-    def __rmatmul__(self, other): return _m.matmul(other, self)
-    def __neg__(self): return _m.negative(self)
-    def __pos__(self): return self
-    def __abs__(self): return _u.abs(self)
-    def __invert__(self): return _m.logical_not(self)
-    def __and__(self, other): return _m.logical_and(self, other)
-    def __rand__(self, other): return _m.logical_and(other, self)
-    def __or__(self, other): return _m.logical_or(self, other)
-    def __ror__(self, other): return _m.logical_or(other, self)
-    def __xor__(self, other): return _m.logical_xor(self, other)
-    def __rxor__(self, other): return _m.logical_xor(other, self)
-    def __lt__(self, other): return _m.less(self, other)
-    def __le__(self, other): return _m.less_equal(self, other)
-    def __gt__(self, other): return _m.greater(self, other)
-    def __ge__(self, other): return _m.greater_equal(self, other)
-    # == and != stay element-wise as in NumPy and TF2; identity-based hashing above.
-    def __eq__(self, other): return _m.equal(self, other)
-    def __ne__(self, other): return _m.not_equal(self, other)
-
-    def __getitem__(self, key):
-        return _a.getitem(self, key)
+    # Operators (+, *, @, <, [] ...), the ndarray methods and NumPy's protocols
+    # (__array_ufunc__, __array_function__) are attached by the op library when it loads
+    # (vecjac/ops/operators.py, vecjac/_numpy_dispatch.py): this module imports no op.
 
     def __setitem__(self, key, value):
         raise TypeError("vj.Tensor is immutable; use vj.Variable and .assign, or "
                         "vj.tensor_scatter_nd_update-style ops to build a new Tensor")
-
-    # common methods, for NumPy users
-    def astype(self, dtype):
-        return _m.cast(self, dtype)
-
-    def reshape(self, *shape):
-        if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
-            shape = shape[0]
-        return _a.reshape(self, shape)
-
-    @property
-    def T(self):
-        return _a.transpose(self)
 
 
 def _check_numeric(array, name, value=None):
@@ -246,45 +191,6 @@ def as_array(value, dtype=None, name="value"):
     return _check_numeric(arr, name, value)
 
 
-def _contains_tensor(value):
-    if isinstance(value, (Tensor, _VariableType[0] or ())):
-        return True
-    if isinstance(value, (list, tuple)):
-        return any(_contains_tensor(v) for v in value)
-    return False
-
-
-_VariableType = [None]  # set by variables.py (avoids a circular import)
-
-
-def convert_to_tensor(value, dtype=None, name="value"):
-    """A Tensor from a Tensor, Variable, NumPy array, Python scalar or nested list.
-
-    A Variable is read (and the read is seen by tapes watching it). Lists containing
-    Tensors are stacked with a differentiable `vj.stack`. A Tensor whose dtype differs
-    from `dtype` is an error (as in TF): cast explicitly with `vj.cast`.
-    """
-    label = "convert_to_tensor: value" if name == "value" else name
-    if dtype is not None:
-        dtype = as_dtype(dtype, "convert_to_tensor: dtype")
-    if isinstance(value, Tensor):
-        if dtype is not None and value.dtype != dtype:
-            raise ValueError(f"{label}: Tensor has dtype {value.dtype}, requested dtype "
-                             f"{dtype}; use vj.cast to convert")
-        return value
-    var_type = _VariableType[0]
-    if var_type is not None and isinstance(value, var_type):
-        t = value.read_value()
-        if dtype is not None and t.dtype != dtype:
-            raise ValueError(f"{label}: Variable has dtype {t.dtype}, requested dtype "
-                             f"{dtype}; use vj.cast to convert")
-        return t
-    if isinstance(value, (list, tuple)) and _contains_tensor(value):
-        t = _a.stack([convert_to_tensor(v, name=label) for v in value])
-        return _m.cast(t, dtype) if dtype is not None and t.dtype != dtype else t
-    return Tensor(as_array(value, dtype, label))
-
-
 def constant(value, dtype=None, shape=None, name=None):
     """A Tensor holding a copy of `value` (TF's `tf.constant`).
 
@@ -298,7 +204,6 @@ def constant(value, dtype=None, shape=None, name=None):
     else:
         arr = np.array(as_array(value, dtype, "constant: value"))
     if shape is not None:
-        from .ops.shape_util import as_shape
         shape = as_shape(shape, "constant")
         if arr.size == 1:
             arr = np.full(shape, arr.reshape(()), dtype=arr.dtype)
@@ -311,9 +216,3 @@ def constant(value, dtype=None, shape=None, name=None):
 
 def is_tensor(x):
     return isinstance(x, Tensor)
-
-
-# Operators call the op library; bound here, after Tensor exists, to break the cycle.
-from .ops import math_ops as _m  # noqa: E402
-from .ops import array_ops as _a  # noqa: E402
-from .ops import unary_ops as _u  # noqa: E402

@@ -6,46 +6,26 @@ written in vecjac ops, so that outer tapes record it (higher order) and pfor vec
 it (Jacobians): a cotangent may be a StackedTensor.
 """
 import contextlib
-import enum
 import warnings
 
 import numpy as np
 
 from . import nest
-from .context import next_level, state
-from .tensor import Tensor
-from .variables import Variable
+from ._context import Transform, next_level
+from ._dispatch import to_input
+from ._jacobians import JacobianMixin
+from ._registry import lib
+from ._shapes import broadcast_shape
+from ._tensor import Tensor
+from ._unconnected import UnconnectedGradients, leaf_tensor, unconnected_mode
+from ._variables import Variable
 
 
-class UnconnectedGradients(enum.Enum):
-    """What `gradient` returns for a source that the target does not depend on."""
-    NONE = "none"
-    ZERO = "zero"
-
-
-def _unconnected_mode(value, what="gradient"):
-    if isinstance(value, UnconnectedGradients):
-        return value
-    if isinstance(value, str):
-        try:
-            return UnconnectedGradients(value.lower())
-        except ValueError:
-            pass
-    raise ValueError(f"{what}: unconnected_gradients must be vj.UnconnectedGradients.NONE "
-                     f"or ZERO (or 'none'/'zero'), got {value!r}")
-
-
-def _leaf_tensor(x, what):
-    if isinstance(x, Tensor):
-        return x
-    if isinstance(x, Variable):
-        return x._read if x._read is not None else Tensor(x._value, x._tid)
-    raise TypeError(f"{what} must be Tensors or Variables (or nests of them), "
-                    f"got {type(x).__name__}")
-
-
-class GradientTape:
+class GradientTape(Transform, JacobianMixin):
     """Records operations for reverse-mode differentiation (TF's `tf.GradientTape`).
+
+    On the transform stack a tape is a recorder: apply() appends every op that ran on a
+    value connected to what it watches (vecjac/_dispatch.py: record).
 
     >>> x = vj.constant(3.0)
     >>> with vj.GradientTape() as tape:
@@ -54,6 +34,8 @@ class GradientTape:
     >>> tape.gradient(y, x).numpy()
     array(6.)
     """
+
+    roles = ("tapes",)
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         if not isinstance(persistent, (bool, np.bool_)):
@@ -68,7 +50,7 @@ class GradientTape:
         self._watched_variables = {}
         self._recording = False
         self._active = False
-        self._level = next_level()
+        self.level = next_level()
         self._used = False
 
     # -- context --------------------------------------------------------------------------
@@ -76,17 +58,15 @@ class GradientTape:
         if self._active:
             raise RuntimeError("GradientTape: this tape is already active (nested `with` "
                                "on the same tape)")
-        self._level = next_level()
         self._active = True
         self._recording = True
-        state.tapes.append(self)
+        self._push()
         return self
 
     def __exit__(self, *exc):
         self._recording = False
         self._active = False
-        if self in state.tapes:
-            state.tapes.remove(self)
+        self._pop()
         return False
 
     @contextlib.contextmanager
@@ -155,15 +135,15 @@ class GradientTape:
         it. `output_gradients` (the structure of `target`) weights each target element.
         """
         self._check_usable("gradient")
-        mode = _unconnected_mode(unconnected_gradients)
+        mode = unconnected_mode(unconnected_gradients)
         result = self._gradient(target, sources, output_gradients, mode)
         self._consume()
         return result
 
     def _gradient(self, target, sources, output_gradients, mode):
-        targets = [_leaf_tensor(t, "gradient: target") for t in nest.flatten(target)]
+        targets = [leaf_tensor(t, "gradient: target") for t in nest.flatten(target)]
         flat_sources = nest.flatten(sources)
-        source_tensors = [_leaf_tensor(s, "gradient: sources") for s in flat_sources]
+        source_tensors = [leaf_tensor(s, "gradient: sources") for s in flat_sources]
         if output_gradients is None:
             seeds = [None] * len(targets)
         else:
@@ -201,12 +181,9 @@ class GradientTape:
         return nest.pack_sequence_as(sources, out)
 
     def _seed(self, target, seed):
-        from .ops import array_ops, math_ops
         if seed is None:
-            seed = array_ops.ones_like(target)
+            seed = lib.ones_like(target)
         else:
-            from .ops.core import to_input
-            from .ops.shape_util import broadcast_shape
             seed = to_input(seed, (target,), "gradient", "output_gradients")
             if seed.dtype.kind not in "biufc" or (seed.dtype.kind == "c"
                                                   and target.dtype.kind != "c"):
@@ -217,12 +194,12 @@ class GradientTape:
                     names=("output_gradients", "target")) != target.shape:
                 raise ValueError(f"gradient: output_gradients shape {seed.shape} does not "
                                  f"match target shape {target.shape}")
-            seed = math_ops.cast(seed, target.dtype) if seed.dtype != target.dtype else seed
-            seed = array_ops.broadcast_to(seed, target.shape) if (
+            seed = lib.cast(seed, target.dtype) if seed.dtype != target.dtype else seed
+            seed = lib.broadcast_to(seed, target.shape) if (
                 seed.shape != target.shape) else seed
         # A target that varies over a loop this tape is outside of: the tape recorded the
         # whole stacked value, and iteration k differentiates its k-th slice only.
-        while target._pfor is not None and target._pfor.level > self._level:
+        while target._pfor is not None and target._pfor.level > self.level:
             loop = target._pfor
             seed = loop.one_hot_seed(seed)
             target = target._plain
@@ -233,7 +210,7 @@ class GradientTape:
         # cotangent of its own slice of the stacked value.
         views = []
         s = source
-        while s._pfor is not None and s._pfor.level > self._level:
+        while s._pfor is not None and s._pfor.level > self.level:
             views.append(s._pfor)
             s = s._plain
         for loop in reversed(views):
@@ -242,7 +219,6 @@ class GradientTape:
 
     def _backward(self, seed_pairs, source_tids):
         """Cotangents by tensor id, for every tensor between sources and targets."""
-        from .ops import math_ops
         entries = list(self._entries)  # the backward pass may be recorded on this tape
         depends = set(source_tids)
         useful = []
@@ -257,7 +233,7 @@ class GradientTape:
                 depends.add(o._tid)
         cot = {}
         for tid, g in seed_pairs:
-            cot[tid] = math_ops.add(cot[tid], g) if tid in cot else g
+            cot[tid] = lib.add(cot[tid], g) if tid in cot else g
         for e in reversed(useful):
             outputs = e.outputs
             if len(outputs) == 1:  # the common case, without list building
@@ -288,40 +264,16 @@ class GradientTape:
                 if g is None or not need:
                     continue
                 if not isinstance(g, Tensor):
-                    g = math_ops.cast(g, t.dtype)
+                    g = lib.cast(g, t.dtype)
                 if g.shape != t.shape:
                     raise RuntimeError(f"gradient of {op.name} gave shape {g.shape} for an "
                                        f"input of shape {t.shape} (a bug in that op)")
                 if g.dtype != t.dtype:
-                    g = math_ops.cast(g, t.dtype)
+                    g = lib.cast(g, t.dtype)
                 tid = t._tid
-                cot[tid] = math_ops.add(cot[tid], g) if tid in cot else g
+                cot[tid] = lib.add(cot[tid], g) if tid in cot else g
         return cot
-
-    # -- Jacobians (vecjac/jacobians.py) -------------------------------------------------
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True, progress=False):
-        """Jacobian of `target` w.r.t. each source: shape target.shape + source.shape.
-
-        progress=True shows a tqdm bar over the chunks when parallel_iterations splits
-        the work (nothing without tqdm, nothing by default).
-        """
-        from .jacobians import tape_jacobian
-        return tape_jacobian(self, target, sources, unconnected_gradients,
-                             parallel_iterations, experimental_use_pfor, progress=progress)
-
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True, progress=False):
-        """Per-example Jacobian: shape (batch,) + target.shape[1:] + source.shape[1:].
-
-        progress: as in `jacobian`.
-        """
-        from .jacobians import tape_batch_jacobian
-        return tape_batch_jacobian(self, target, source, unconnected_gradients,
-                                   parallel_iterations, experimental_use_pfor,
-                                   progress=progress)
 
 
 def _zeros_like(t):
-    from .ops import array_ops
-    return array_ops.zeros_like(t)
+    return lib.zeros_like(t)

@@ -19,9 +19,14 @@ import numbers
 import numpy as np
 
 from . import nest
-from .tape import GradientTape, UnconnectedGradients
-from .tensor import Tensor, convert_to_tensor
-from .variables import Variable
+from ._dispatch import convert_to_tensor
+from ._tape import GradientTape
+from ._tensor import Tensor
+from ._unconnected import UnconnectedGradients
+from ._variables import Variable
+from .ops.array_ops import identity
+from .ops.math_ops import cast, multiply
+from .ops.reduce_ops import reduce_sum
 from .vectorize.pfor import _check_parallel_iterations
 
 _ZERO = UnconnectedGradients.ZERO
@@ -88,7 +93,6 @@ def _arg_label(f, k):
 
 def _float_leaf(x, what, label):
     """A fresh floating Tensor for one leaf of a differentiated argument."""
-    from .ops.array_ops import identity
     if isinstance(x, (Tensor, Variable)):
         dtype = x.dtype
     else:
@@ -336,7 +340,6 @@ def _same_structure(a, b):
 
 def _cotangent_like(v, like, what, name):
     """`v` as a Tensor of `like`'s shape and dtype (ValueError naming both shapes)."""
-    from .ops.math_ops import cast
     try:
         t = convert_to_tensor(v, name=f"{what}: {name}")
     except (TypeError, ValueError) as e:
@@ -358,8 +361,6 @@ def hvp(f, x, v):
     >>> vj.hvp(f, np.array([1.0, 2.0]), np.array([1.0, 1.0])).numpy()
     array([ 6., 12.])
     """
-    from .ops.math_ops import multiply
-    from .ops.reduce_ops import reduce_sum
     what = "hvp"
     _check_callable(f, what)
     if not _same_structure(x, v):

@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .numpy_dispatch import _dtype, _ufuncs, _Unsupported
+from ._numpy_tables import _dtype, _ufuncs, _Unsupported
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import linear_ops as _lin

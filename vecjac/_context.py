@@ -1,0 +1,113 @@
+"""The thread-local transform stack.
+
+Every transform (GradientTape, the pfor loop, ForwardAccumulator, the sparsity tracer,
+the plan capture of vj.function) is a `Transform` with a *level*, drawn from one counter
+when it becomes active, so that "entered inside" is simply "has a larger level".
+
+A transform plays one or more roles, each a list of `state` that apply() reads:
+- `tapes` (recorders): apply() records each op whose forward ran on every visible tape
+  connected to an input (vecjac/_dispatch.py: record);
+- `followers`: transforms that follow values by id (ForwardAccumulator: the values it
+  holds tangents for; the sparsity tracer: traced values). pfor loops follow their
+  stacked values through the value itself (`Tensor._pfor`), which is cheaper to find.
+  apply() hands an op with a followed input to the innermost such transform, whose
+  `process(op, tensors, attrs)` computes the outputs with the op's rule (converter, jvp,
+  pattern) and records the op, in its own view, on the tapes entered inside it;
+- `observers`: transforms told about every forward that runs (plan capture).
+
+Hiding. A rule's ops go through apply() again, so that transforms *outside* the one
+running the rule see them. The transform itself and those entered inside it must not:
+they see the op once, in the transform's view. `hide(level)` hides every active
+transform with a level >= `level` until `unhide`; transforms entered while the rule runs
+(a tape a rule uses for itself) get newer levels and stay visible.
+"""
+import itertools
+import threading
+
+_levels = itertools.count(1)
+
+
+def next_level():
+    return next(_levels)
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.stack = []       # active transforms, oldest (outermost) first
+        self.tapes = []       # the recorders among them
+        self.followers = []   # transforms that follow values by id, outermost first
+        self.observers = []   # transforms that see every forward
+        self.hidden = {}      # level -> how many rules currently hide it
+        self.variable_watchers = []  # callbacks told about every Variable read
+
+
+state = _State()
+
+
+class Transform:
+    """Base of everything on the stack. Subclasses name their roles (`roles`: names of the
+    `state` lists above) and call `_push` / `_pop` as they become active / inactive."""
+
+    level = 0
+    roles = ()
+
+    def _push(self):
+        self.level = next_level()
+        state.stack.append(self)
+        for role in self.roles:
+            getattr(state, role).append(self)
+
+    def _pop(self):
+        for role in self.roles:
+            lst = getattr(state, role)
+            if self in lst:
+                lst.remove(self)
+        if self in state.stack:
+            state.stack.remove(self)
+
+    @property
+    def visible(self):
+        return not state.hidden or self.level not in state.hidden
+
+
+def hide(level):
+    """Hide every active transform of level >= `level`; returns what to pass to unhide."""
+    hidden = state.hidden
+    levels = []
+    for t in reversed(state.stack):
+        if t.level < level:
+            break
+        levels.append(t.level)
+        hidden[t.level] = hidden.get(t.level, 0) + 1
+    return levels
+
+
+def unhide(levels):
+    hidden = state.hidden
+    for lv in levels:
+        n = hidden[lv] - 1
+        if n:
+            hidden[lv] = n
+        else:
+            del hidden[lv]
+
+
+def is_visible(level):
+    hidden = state.hidden
+    return not hidden or level not in hidden
+
+
+class hiding:
+    """Context manager form of hide/unhide."""
+
+    __slots__ = ("level", "levels")
+
+    def __init__(self, level):
+        self.level = level
+
+    def __enter__(self):
+        self.levels = hide(self.level)
+
+    def __exit__(self, *exc):
+        unhide(self.levels)
+        return False

@@ -1,0 +1,190 @@
+"""GradientTape.jacobian and batch_jacobian: pfor over the tape's own gradient with seeds.
+
+The loop body is "the gradient of the target with a one-hot cotangent"; vj.vectorize.pfor
+runs it for all target elements at once, so every gradient op of the backward pass runs
+its converter on stacked cotangents. `experimental_use_pfor=False` runs the same body as
+the plain loop (vj.vectorize.for_loop).
+"""
+import functools
+import math
+import warnings
+
+import numpy as np
+
+from . import nest
+from ._dispatch import apply
+from ._registry import lib
+from ._tensor import Tensor
+from ._unconnected import UnconnectedGradients, leaf_tensor, unconnected_mode
+from ._variables import Variable
+from .vectorize.pfor import for_loop, pfor
+from .vectorize.structured import worth_structuring
+
+
+class InteractingExamplesWarning(UserWarning):
+    """batch_jacobian found that examples of the batch depend on each other."""
+
+
+_PFOR_HELP = ("Encountered an exception while vectorizing the {} computation. "
+              "Vectorization can be disabled by setting experimental_use_pfor to False.")
+
+
+def _run(loop_fn, iters, parallel_iterations, use_pfor, what, progress):
+    """pfor (chunked by parallel_iterations) or the plain loop; TF's error on failure."""
+    if parallel_iterations is not None and (
+            not isinstance(parallel_iterations, int) or isinstance(parallel_iterations, bool)
+            or parallel_iterations < 1):
+        raise ValueError(f"{what}: parallel_iterations must be a positive integer, got "
+                         f"{parallel_iterations!r}")
+    bar = what if progress else False
+    if not use_pfor:
+        return for_loop(loop_fn, iters)
+    if parallel_iterations == 1:  # pfor refuses one iteration at a time (as TF's)
+        return for_loop(loop_fn, iters, progress=bar)
+    try:
+        return pfor(loop_fn, iters, parallel_iterations=parallel_iterations, progress=bar)
+    except (LookupError, RuntimeError):
+        raise
+    except Exception as e:
+        raise ValueError(_PFOR_HELP.format(what) + f" ({type(e).__name__}: {e})") from e
+
+
+def _check_loop_mode(tape, use_pfor, progress, what):
+    tape._check_usable(what)
+    if not isinstance(use_pfor, (bool, np.bool_)):
+        raise TypeError(f"{what}: experimental_use_pfor must be a bool, got {use_pfor!r}")
+    if not isinstance(progress, (bool, np.bool_)):
+        raise TypeError(f"{what}: progress must be a bool, got {progress!r}")
+    if not use_pfor and not tape._persistent:
+        raise RuntimeError(f"GradientTape must be created with persistent=True to compute "
+                           f"the {what} with experimental_use_pfor=False.")
+
+
+@functools.lru_cache(maxsize=16)
+def _probe_weights(n, one_column):
+    """Weights of the interaction probe (a seed on example 0 only) over the n columns.
+
+    Its gradient must vanish on every other example when examples are independent;
+    fixed pseudo-random weights keep terms from cancelling by accident. Where the seeds
+    stay structured (one-hot columns, see BatchJacobianSeed), a probe over all columns
+    would densify them, so large batch Jacobians probe one fixed pseudo-random column.
+    """
+    rng = np.random.default_rng(0)
+    if one_column:
+        w = np.zeros(n)
+        w[rng.integers(n)] = 1.0
+    else:
+        w = rng.uniform(0.5, 1.5, size=n)
+    w.flags.writeable = False
+    return w
+
+
+class JacobianMixin:
+    """The Jacobian methods of GradientTape (which supplies _gradient, _check_usable,
+    _consume and _persistent)."""
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True, progress=False):
+        """Jacobian of `target` w.r.t. each source: shape target.shape + source.shape.
+
+        One vector-Jacobian product per target element, vectorized by pfor
+        (`parallel_iterations` elements at a time when given). progress=True shows a
+        tqdm bar over the chunks (nothing without tqdm, nothing by default).
+
+        >>> x = vj.constant([1.0, 2.0])
+        >>> with vj.GradientTape() as tape:
+        ...     tape.watch(x)
+        ...     y = x * x
+        >>> tape.jacobian(y, x).numpy()
+        array([[2., 0.],
+               [0., 4.]])
+        """
+        _check_loop_mode(self, experimental_use_pfor, progress, "jacobian")
+        mode = unconnected_mode(unconnected_gradients, "jacobian")
+        if not isinstance(target, (Tensor, Variable)):
+            raise TypeError(f"jacobian: target must be a single Tensor, got "
+                            f"{type(target).__name__}")
+        target = leaf_tensor(target, "jacobian: target")
+        flat_sources = [leaf_tensor(s, "jacobian: sources") for s in nest.flatten(sources)]
+        m = target.size
+        tshape = target.shape
+
+        def loop_fn(i):
+            seed = lib.reshape(lib.one_hot(i, m, dtype=target.dtype), tshape)
+            return self._gradient(target, list(flat_sources), seed, UnconnectedGradients.NONE)
+
+        if m == 0 or target.dtype.kind not in "fc":
+            if target.dtype.kind not in "fc":
+                warnings.warn("The dtype of the target tensor must be floating (e.g. "
+                              f"float32) when calling GradientTape.jacobian, got "
+                              f"{target.dtype}", stacklevel=2)
+            rows = [None] * len(flat_sources)
+        else:
+            rows = _run(loop_fn, m, parallel_iterations, experimental_use_pfor, "jacobian",
+                        progress)
+        out = []
+        for s, r in zip(flat_sources, rows):
+            if r is None:
+                out.append(None if mode is UnconnectedGradients.NONE and m else
+                           lib.zeros(tshape + s.shape, dtype=s.dtype))
+            else:
+                out.append(lib.reshape(r, tshape + s.shape))
+        self._consume()
+        return nest.pack_sequence_as(sources, out)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True, progress=False,
+                       check_independence=True):
+        """Per-example Jacobian: shape (batch,) + target.shape[1:] + source.shape[1:].
+
+        Example k of the target must depend on example k of the source only. One extra
+        vectorized iteration checks that (InteractingExamplesWarning otherwise;
+        check_independence=False skips it). progress: as in `jacobian`.
+        """
+        _check_loop_mode(self, experimental_use_pfor, progress, "batch_jacobian")
+        unconnected_mode(unconnected_gradients, "batch_jacobian")
+        target = leaf_tensor(target, "batch_jacobian: target")
+        source = leaf_tensor(source, "batch_jacobian: source")
+        if target.ndim < 2:
+            raise ValueError(f"batch_jacobian: target must have rank at least 2, got shape "
+                             f"{target.shape}")
+        if source.ndim < 2:
+            raise ValueError(f"batch_jacobian: source must have rank at least 2, got shape "
+                             f"{source.shape}")
+        if target.shape[0] != source.shape[0]:
+            raise ValueError(f"batch_jacobian: Need first dimension of target shape "
+                             f"{target.shape} and source shape {source.shape} to match (the "
+                             "batch)")  # TF's wording
+        batch = target.shape[0]
+        n = int(math.prod(target.shape[1:]))
+        out_shape = (batch,) + target.shape[1:] + source.shape[1:]
+        if n == 0 or batch == 0 or target.dtype.kind not in "fc":
+            self._consume()
+            return lib.zeros(out_shape, dtype=target.dtype)
+        probe = bool(check_independence) and batch > 1
+        iters = n + probe
+        weights = _probe_weights(n, worth_structuring(iters, batch * n))
+        seed_attrs = dict(batch=batch, n=n, probe=weights, dtype=np.dtype(target.dtype))
+
+        def loop_fn(j):
+            seed = lib.reshape(apply(lib.BatchJacobianSeed, j, **seed_attrs), target.shape)
+            return self._gradient(target, [source], seed, UnconnectedGradients.NONE)[0]
+
+        rows = _run(loop_fn, iters, parallel_iterations, experimental_use_pfor,
+                    "batch_jacobian", progress)
+        self._consume()
+        if rows is None:
+            return lib.zeros(out_shape, dtype=target.dtype)
+        if probe:
+            leak = rows._value[n, 1:]
+            if np.any(np.abs(leak) > 0):
+                warnings.warn(
+                    "batch_jacobian: examples in the batch are not independent (the target "
+                    "of example 0 depends on the source of other examples, e.g. through "
+                    "batch normalization in training mode); the result holds, for each "
+                    "example, the sum over all target examples, which is probably not what "
+                    "you want. Use jacobian() for the full (batch, ..., batch, ...) "
+                    "Jacobian.", InteractingExamplesWarning, stacklevel=2)
+            rows = apply(lib.StridedSlice, rows, key=(slice(None, n, None),))
+        perm = (1, 0) + tuple(range(2, rows.ndim))
+        return lib.reshape(apply(lib.Transpose, rows, perm=perm), out_shape)

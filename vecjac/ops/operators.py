@@ -1,0 +1,59 @@
+"""Python operators and array methods of Tensor and Variable, bound to the op library.
+
+vecjac/_tensor.py imports no op; this module, loaded with the op library, gives Tensor
+its operators (+, *, @, <, [] ...) and NumPy-style methods. A Variable shares them: each
+reads the variable's value first (a read that tapes watching accessed variables see).
+"""
+import numbers
+
+from .._tensor import Tensor
+from .._variables import Variable
+from . import array_ops as _a
+from . import index_ops as _i
+from . import linear_ops as _lin
+from . import math_ops as _m
+from . import unary_ops as _u
+
+
+def _reshape(self, *shape):
+    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
+        shape = shape[0]
+    return _a.reshape(self, shape)
+
+
+def _transposed(self):
+    return _a.transpose(self)
+
+
+_OPERATORS = {
+    "__add__": lambda x, y: _m.add(x, y), "__radd__": lambda x, y: _m.add(y, x),
+    "__sub__": lambda x, y: _m.subtract(x, y), "__rsub__": lambda x, y: _m.subtract(y, x),
+    "__mul__": lambda x, y: _m.multiply(x, y), "__rmul__": lambda x, y: _m.multiply(y, x),
+    "__truediv__": lambda x, y: _m.divide(x, y),
+    "__rtruediv__": lambda x, y: _m.divide(y, x),
+    "__floordiv__": lambda x, y: _m.floordiv(x, y),
+    "__rfloordiv__": lambda x, y: _m.floordiv(y, x),
+    "__mod__": lambda x, y: _m.floormod(x, y), "__rmod__": lambda x, y: _m.floormod(y, x),
+    "__pow__": lambda x, y: _m.pow(x, y), "__rpow__": lambda x, y: _m.pow(y, x),
+    "__matmul__": lambda x, y: _lin.matmul(x, y),
+    "__rmatmul__": lambda x, y: _lin.matmul(y, x),
+    "__neg__": lambda x: _m.negative(x), "__pos__": lambda x: x,
+    "__abs__": lambda x: _u.abs(x), "__invert__": lambda x: _m.logical_not(x),
+    "__and__": lambda x, y: _m.logical_and(x, y),
+    "__rand__": lambda x, y: _m.logical_and(y, x),
+    "__or__": lambda x, y: _m.logical_or(x, y), "__ror__": lambda x, y: _m.logical_or(y, x),
+    "__xor__": lambda x, y: _m.logical_xor(x, y),
+    "__rxor__": lambda x, y: _m.logical_xor(y, x),
+    "__lt__": lambda x, y: _m.less(x, y), "__le__": lambda x, y: _m.less_equal(x, y),
+    "__gt__": lambda x, y: _m.greater(x, y), "__ge__": lambda x, y: _m.greater_equal(x, y),
+    # == and != stay element-wise as in NumPy and TF2; hashing is by identity
+    "__eq__": lambda x, y: _m.equal(x, y), "__ne__": lambda x, y: _m.not_equal(x, y),
+    "__getitem__": lambda x, key: _i.getitem(x, key),
+    "astype": lambda x, dtype: _m.cast(x, dtype),
+    "reshape": _reshape,
+    "T": property(_transposed),
+}
+
+for _name, _fn in _OPERATORS.items():
+    setattr(Tensor, _name, _fn)
+    setattr(Variable, _name, _fn)  # the op reads the Variable (apply converts inputs)
