@@ -15,7 +15,7 @@ from . import _allocator
 _allocator.tune()  # glibc keeps large temporaries for reuse (see vecjac/_allocator.py)
 
 from ._tensor import (Tensor, constant, is_tensor,  # noqa: E402
-                      float16, float32, float64, int8, int16, int32, int64, uint8, bool_,
+                      float16, float32, float64, int8, int16, int32, int64, uint8,
                       complex64, complex128)
 from ._dispatch import convert_to_tensor  # noqa: E402
 from ._variables import Module, Variable  # noqa: E402
@@ -54,4 +54,4 @@ from ._functional import (grad, value_and_grad, jacobian, batch_jacobian,  # noq
 from ._newton import flat_hessian, newton_step  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
 
-bool = bool_  # noqa: A001  (TF spells it vj.bool)
+from ._tensor import bool_ as bool  # noqa: A004,E402  (TF spells it vj.bool)

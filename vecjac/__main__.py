@@ -5,6 +5,8 @@ import time
 
 import numpy as np
 
+import vecjac as vj
+
 
 def _show(title, value, note=""):
     print(f"\n== {title}" + (f"  ({note})" if note else ""))
@@ -15,7 +17,6 @@ def _show(title, value, note=""):
 
 def demo():
     """Gradient, Jacobian, batch Jacobian, Hessian and a Newton step on small examples."""
-    import vecjac as vj
     start = time.perf_counter()
     print(f"vecjac {vj.__version__}: TensorFlow's GradientTape over NumPy, "
           "Jacobians vectorized by pfor")

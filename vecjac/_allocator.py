@@ -15,6 +15,7 @@ block: arrays up to 32 MiB come from the heap, and up to 64 MiB of free heap is 
 reuse instead of being returned to the OS. It runs once at import, on Linux with glibc
 only; VECJAC_MALLOC_TUNING=0 leaves malloc alone.
 """
+import ctypes
 import os
 import sys
 
@@ -36,7 +37,6 @@ def tune():
     if not sys.platform.startswith("linux"):
         return False
     try:
-        import ctypes
         libc = ctypes.CDLL("libc.so.6")
         mallopt = libc.mallopt
     except (OSError, AttributeError):  # not glibc (musl, ...): leave it alone

@@ -14,6 +14,8 @@ SciPy's signatures (extra `args` are passed through to `f`, not differentiated):
 `vj.scipy.minimize` and `vj.scipy.root` do that wiring for you (they import SciPy lazily).
 The adapters themselves do not need SciPy.
 """
+import importlib
+
 import numpy as np
 
 from ._dispatch import convert_to_tensor
@@ -54,9 +56,9 @@ def _output(y, what):
 def fun_and_jac(f):
     """`fun(x, *args)` returning value and derivative together, for `jac=True`.
 
-    Scalar f: `(float value, gradient (n,))` for `scipy.optimize.minimize(..., jac=True)`.
+    Scalar f: `(float value, gradient (n,))` for `optimize.minimize(..., jac=True)`.
     Vector f (output of shape (m,) or any shape, flattened): `(F (m,), Jacobian (m, n))` for
-    `scipy.optimize.root(..., jac=True)` and `least_squares`-style use. All float64.
+    `optimize.root(..., jac=True)` and `least_squares`-style use. All float64.
 
     >>> fun = vj.scipy.fun_and_jac(lambda x: vj.reduce_sum(x ** 2))
     >>> fun(np.array([1.0, 2.0]))
@@ -126,7 +128,7 @@ def minimize(f, x0, args=(), method=None, **kwargs):
     ...                   method="trust-exact").x
     array([1., 1., 1.])
     """
-    import scipy.optimize
+    optimize = _optimize()
     _check_f(f, "minimize")
     if kwargs.pop("jac", True) is not True:
         raise ValueError("vj.scipy.minimize: jac is supplied by vecjac; do not pass it")
@@ -136,14 +138,19 @@ def minimize(f, x0, args=(), method=None, **kwargs):
         kwargs["hess"] = hess(f)
     elif m in _TAKES_HESSP and "hess" not in kwargs and "hessp" not in kwargs:
         kwargs["hessp"] = hessp(f)
-    return scipy.optimize.minimize(fun, _as_x(x0, "minimize", "x0"), args=args,
+    return optimize.minimize(fun, _as_x(x0, "minimize", "x0"), args=args,
                                    method=method, jac=True, **kwargs)
 
 
 def root(f, x0, args=(), method="hybr", **kwargs):
     """`scipy.optimize.root` of `f: (n,) -> (n,)` with the vecjac Jacobian (jac=True).
     Returns SciPy's OptimizeResult."""
-    import scipy.optimize
+    optimize = _optimize()
     _check_f(f, "root")
-    return scipy.optimize.root(fun_and_jac(f), _as_x(x0, "root", "x0"), args=args,
+    return optimize.root(fun_and_jac(f), _as_x(x0, "root", "x0"), args=args,
                                method=method, jac=True, **kwargs)
+
+
+def _optimize():
+    # scipy.optimize costs about 0.3 s to import: loaded on first use, not with vecjac
+    return importlib.import_module("scipy.optimize")

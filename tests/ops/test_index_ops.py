@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
+from vecjac._registry import lib
 from tests.ops.test_array_ops import (ITERS, check_float32, check_jacobian,
                                       check_pfor_combos, rand)
 from vecjac.testing import check_grads, check_pfor
@@ -320,7 +321,7 @@ def test_boolean_mask_bad_inputs(call, error, match):
                                   np.array(True), np.array([[0, 2], [1, 0]]),
                                   np.zeros((2, 0), bool)])
 def test_where_indices(cond):
-    for out in (vj.where_indices(cond), vj.where(cond)):
+    for out in (lib.where_indices(cond), vj.where(cond)):
         assert out.dtype == np.int64
         expected = np.argwhere(cond)
         assert out.shape == expected.shape

@@ -19,7 +19,7 @@ from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
 from .._shapes import normalize_axis
 
-__all__ = ["getitem", "gather", "gather_nd"]
+__all__ = ["gather", "gather_nd"]  # getitem is Tensor.__getitem__ (ops/operators.py)
 # one_hot lives in onehot_ops.py (with the structured one-hot machinery)
 
 
@@ -456,4 +456,4 @@ def gather_nd(params, indices, batch_dims=0, name=None):
                    + params.shape[b + k:])
     return gather(flat, lin, axis=b, batch_dims=b)
 
-lib.publish(globals(), __all__)
+lib.publish(globals(), __all__ + ["getitem"])

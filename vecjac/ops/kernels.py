@@ -23,6 +23,7 @@ calls. Kernels and NumPy versions do the same floating-point operations in the s
 Set VECJAC_DISABLE_NUMBA=1 to always use the NumPy versions (used by the benchmarks for
 the comparison). If numba is missing or fails to compile, the NumPy version is used.
 """
+import importlib
 import os
 
 import numpy as np
@@ -88,7 +89,7 @@ def _kernel(name, source):
         if seen <= WARMUP_REQUESTS:
             return None
         try:
-            import numba
+            numba = importlib.import_module("numba")  # 0.4 s: only when a kernel pays
             kernel = _kernels[name] = numba.njit(cache=True, nogil=True)(source)
         except Exception:  # numba missing or unusable here: NumPy it is
             _broken.add(name)

@@ -20,7 +20,7 @@ from .index_ops import (GatherGrad, StridedSlice, _nd_indices, _nd_linear_index,
 from .._shapes import as_int, as_shape, normalize_axes, normalize_axis
 
 __all__ = ["tile", "pad", "reverse", "strided_slice", "boolean_mask",
-           "where_indices", "tensor_scatter_nd_add", "tensor_scatter_nd_update"]
+           "tensor_scatter_nd_add", "tensor_scatter_nd_update"]  # where_indices: vj.where(c)
 # `slice` is exported by vecjac/__init__.py explicitly: in __all__ it would shadow
 # Python's builtin slice in modules that star-import this one.
 
@@ -386,4 +386,4 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     hit = reshape(lib.not_equal(hit, 0), flat_shape[:1] + (1,) * (len(flat_shape) - 1))
     return reshape(lib.where(hit, scattered, reshape(t, flat_shape)), t.shape)
 
-lib.publish(globals(), __all__)
+lib.publish(globals(), __all__ + ["where_indices"])

@@ -1,0 +1,159 @@
+"""The layering of ARCHITECTURE.md section 1, and the public surface, as tests.
+
+- imports point down: no import cycle among vecjac's modules, and no import inside a
+  function (the way cycles used to be dodged);
+- the core imports neither the op library nor a transform; transforms import no
+  concrete op (they reach ops through the registry's `lib`); the op library imports the
+  core and the generic rule families, never a transform's internals;
+- dir(vj), vj.math, vj.nn, vj.linalg, vj.autodiff are pinned: a name added or removed
+  here is a decision, not an accident.
+"""
+import ast
+import pathlib
+
+import pytest
+
+import vecjac as vj
+
+ROOT = pathlib.Path(vj.__file__).parent
+
+
+def _module_name(path):
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _graph():
+    """{module: set of vecjac modules it imports at module level}."""
+    graph, inner = {}, []
+    for path in sorted(ROOT.rglob("*.py")):
+        name = _module_name(path)
+        package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                inner += [f"{name}:{n.lineno}" for n in ast.walk(node)
+                          if isinstance(n, (ast.Import, ast.ImportFrom))]
+        deps = set()
+        for node in tree.body:
+            if isinstance(node, ast.ImportFrom) and node.level:
+                base = package.split(".")[:len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    is_module = (ROOT.parent / sub.replace(".", "/")).with_suffix(".py").exists() \
+                        or (ROOT.parent / sub.replace(".", "/")).is_dir()
+                    deps.add(sub if is_module else target)
+            elif isinstance(node, ast.Import):
+                deps |= {a.name for a in node.names if a.name.startswith("vecjac")}
+        graph[name] = {d for d in deps if d != name}
+    return graph, inner
+
+
+GRAPH, INNER_IMPORTS = _graph()
+
+
+def test_no_import_inside_functions():
+    assert INNER_IMPORTS == [], ("imports inside functions (import at module level; "
+                                 f"reach later ops through vecjac._registry.lib): {INNER_IMPORTS}")
+
+
+def test_no_import_cycle():
+    state, cycle = {}, []
+
+    def visit(m, path):
+        state[m] = "open"
+        for d in sorted(GRAPH.get(m, ())):
+            if state.get(d) == "open":
+                cycle.append(path[path.index(d):] + [d] if d in path else path + [d])
+            elif d not in state:
+                visit(d, path + [d])
+        state[m] = "done"
+    for m in sorted(GRAPH):
+        if m not in state:
+            visit(m, [m])
+    assert not cycle, f"import cycles: {cycle[:3]}"
+
+
+CORE = {"vecjac._tensor", "vecjac._context", "vecjac._registry", "vecjac._dispatch",
+        "vecjac._shapes", "vecjac._samples", "vecjac._errors", "vecjac._variables",
+        "vecjac.nest", "vecjac._unconnected", "vecjac._progress"}
+TRANSFORMS = {"vecjac._tape", "vecjac._jacobians", "vecjac._forward", "vecjac._gradients"} | \
+    {m for m in GRAPH if m.startswith("vecjac.vectorize")}
+
+
+def _imports_of(module):
+    """Every vecjac module `module` reaches by imports (transitively)."""
+    seen, todo = set(), [module]
+    while todo:
+        for d in GRAPH.get(todo.pop(), ()):
+            if d not in seen:
+                seen.add(d)
+                todo.append(d)
+    return seen
+
+
+@pytest.mark.parametrize("module", sorted(CORE & set(GRAPH)))
+def test_core_imports_only_core(module):
+    outside = {d for d in GRAPH[module] if d.startswith("vecjac") and d not in CORE}
+    assert not outside, f"{module} (core) imports {outside}"
+
+
+def test_tensor_imports_no_op():
+    assert not any(d.startswith("vecjac.ops") for d in _imports_of("vecjac._tensor"))
+
+
+@pytest.mark.parametrize("module", sorted(TRANSFORMS & set(GRAPH)))
+def test_transforms_import_no_concrete_op(module):
+    ops = {d for d in _imports_of(module) if d.startswith("vecjac.ops")}
+    assert not ops, f"{module} (a transform) imports op modules {ops}: use vecjac._registry.lib"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if m.startswith("vecjac.ops")))
+def test_op_library_imports_no_transform_internals(module):
+    allowed = {"vecjac.vectorize.converters", "vecjac.vectorize.structured",
+               "vecjac.vectorize.stacked", "vecjac._jvp_rules"}
+    bad = {d for d in GRAPH[module] if (d in TRANSFORMS or d.startswith("vecjac.vectorize"))
+           and d not in allowed}
+    assert not bad, f"{module} imports transform internals {bad}"
+
+
+# -- the public surface --------------------------------------------------------------------
+PUBLIC_VJ = """
+GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
+Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin asin asinh atan atanh
+batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
+clip_by_value complex128 complex64 concat cond constant convert_to_tensor cos cosh cumprod
+cumsum custom_gradient defop divide einsum elu equal erf erfc exp expand_dims expm1 eye
+fill flat_hessian float16 float32 float64 floor floordiv floormod gather gather_nd gelu grad
+greater greater_equal hessian hvp identity image int16 int32 int64 int8 is_finite is_inf
+is_nan is_tensor jacobian l2_normalize layers leaky_relu less less_equal linalg linspace log
+log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
+matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
+one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
+reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
+reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy selu shape
+sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax
+softmax_cross_entropy_with_logits softplus softsign split sqrt square squared_difference
+squeeze stack stop_gradient strided_slice subtract swish tan tanh tensor_scatter_nd_add
+tensor_scatter_nd_update tensordot testing tile transpose truediv uint8 unstack
+value_and_grad vectorize vectorized_map vjp where while_loop xdivy xlogy zeros zeros_like
+""".split()
+
+
+def _public(namespace):
+    return sorted(n for n in dir(namespace) if not n.startswith("_"))
+
+
+def test_public_surface_of_vj_is_pinned():
+    names = _public(vj)
+    assert names == sorted(PUBLIC_VJ), (f"added: {sorted(set(names) - set(PUBLIC_VJ))}, "
+                                        f"removed: {sorted(set(PUBLIC_VJ) - set(names))}")
+
+
+def test_no_internal_module_is_public():
+    modules = {n for n in _public(vj) if type(getattr(vj, n)).__name__ == "module"}
+    assert modules == {"image", "layers", "linalg", "math", "nest", "nn", "ops", "random",
+                       "scipy", "testing", "vectorize"}
