@@ -124,12 +124,12 @@ def test_op_library_imports_no_transform_internals(module):
 PUBLIC_VJ = """
 GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
 Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin asin asinh atan atanh
-batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
+autodiff batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
 clip_by_value complex128 complex64 concat cond constant convert_to_tensor cos cosh cumprod
 cumsum custom_gradient defop divide einsum elu equal erf erfc exp expand_dims expm1 eye
 fill flat_hessian float16 float32 float64 floor floordiv floormod gather gather_nd gelu grad
 greater greater_equal hessian hvp identity image int16 int32 int64 int8 is_finite is_inf
-is_nan is_tensor jacobian l2_normalize layers leaky_relu less less_equal linalg linspace log
+is_nan is_tensor jacfwd jacobian jacrev jvp l2_normalize layers leaky_relu less less_equal linalg linearize linspace log
 log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
 matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
 one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
@@ -155,5 +155,10 @@ def test_public_surface_of_vj_is_pinned():
 
 def test_no_internal_module_is_public():
     modules = {n for n in _public(vj) if type(getattr(vj, n)).__name__ == "module"}
-    assert modules == {"image", "layers", "linalg", "math", "nest", "nn", "ops", "random",
-                       "scipy", "testing", "vectorize"}
+    assert modules == {"autodiff", "image", "layers", "linalg", "math", "nest", "nn", "ops",
+                       "random", "scipy", "testing", "vectorize"}
+
+
+def test_autodiff_namespace():
+    assert _public(vj.autodiff) == ["ForwardAccumulator", "GradientTape"]
+    assert vj.autodiff.GradientTape is vj.GradientTape

@@ -6,7 +6,7 @@ Jacobians vectorized by a pfor-style loop transform. See README.md.
 This module only re-exports: the public surface is pinned by tests/test_namespaces.py.
 Internal modules have private names (vecjac/_tape.py ...); the public namespaces are
 vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.layers, vj.nest, vj.vectorize,
-vj.testing, vj.scipy and vj.autodiff.
+vj.testing, vj.scipy and vj.autodiff (ForwardAccumulator).
 """
 __version__ = "0.1.0"
 
@@ -48,9 +48,11 @@ from .ops.creation_ops import range  # noqa: F401,E402,A004
 from .ops.layout_ops import slice  # noqa: F401,E402,A004
 from .ops.unary_ops import abs, round  # noqa: F401,E402,A004
 from . import math, nn, linalg, random, vectorize, nest, testing, layers, image  # noqa: E402
+from . import autodiff  # noqa: E402
 from .vectorize import vectorized_map  # noqa: F401,E402
-from ._functional import (grad, value_and_grad, jacobian, batch_jacobian,  # noqa: F401,E402
-                          hessian, hvp, vjp)
+from ._functional import grad, value_and_grad, vjp, jvp, linearize, hvp  # noqa: F401,E402
+from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  # noqa: E402
+                                    hessian)
 from ._newton import flat_hessian, newton_step  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
 

@@ -19,7 +19,8 @@ import importlib
 import numpy as np
 
 from ._dispatch import convert_to_tensor
-from ._functional import hessian, hvp
+from ._functional import hvp
+from ._functional_jacobians import hessian
 from ._tape import GradientTape
 from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients

@@ -11,6 +11,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import elementwise
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -23,6 +24,7 @@ __all__ = ["identity", "stop_gradient", "reshape", "transpose", "expand_dims", "
 @register
 class Identity(Op):
     name = "Identity"
+    jvp = linear
     structured = structured_rules.passthrough
     samples = (Sample("identity", Arg.float(2, "n")), Sample("identity", Arg.float()))
     converter = elementwise
@@ -61,6 +63,7 @@ def stop_gradient(input, name=None):
 @register
 class Reshape(Op):
     name = "Reshape"
+    jvp = linear
     structured = structured_rules.passthrough
     samples = (Sample("reshape", Arg.float(2, 3, "n"), (3, -1)),
                Sample("reshape", Arg.float(), (1, 1)),
@@ -100,6 +103,7 @@ def reshape(tensor, shape, name=None):
 @register
 class Transpose(Op):
     name = "Transpose"
+    jvp = linear
     samples = (Sample("transpose", Arg.float(2, "n", 3), perm=(2, 0, 1)),
                Sample("transpose", Arg.float(2, "n")))
     samples += (Sample("transpose", Arg.float("m", "n", 2), perm=(1, 2, 0), dim_range=(0, 3)),)
@@ -161,6 +165,7 @@ def squeeze(input, axis=None, name=None):
 @register
 class BroadcastTo(Op):
     name = "BroadcastTo"
+    jvp = linear
     samples = (Sample("broadcast_to", Arg.float(3, 1), (2, 3, 4)),
                Sample("broadcast_to", Arg.float(), (2, 3)),
                Sample("broadcast_to", Arg.float(1, 3), (2, 3)))
@@ -196,6 +201,7 @@ def broadcast_to(input, shape, name=None):
 @register
 class ConcatV2(Op):
     name = "ConcatV2"
+    jvp = linear
     samples = (Sample("concat", [Arg.float(2, "n"), Arg.float(1, "n"), Arg.float(3, "n")], axis=0),
                Sample("concat", [Arg.float("n", 2), Arg.float("n", 1)], axis=-1))
     samples += (Sample("concat", [Arg.float("m", 2), Arg.float("n", 2)], axis=0,
@@ -235,6 +241,7 @@ def concat(values, axis, name=None):
 @register
 class Pack(Op):
     name = "Pack"
+    jvp = linear
     samples = (Sample("stack", [Arg.float(2, "n"), Arg.float(2, "n")], axis=1),
                Sample("stack", [Arg.float(), Arg.float(), Arg.float()]))
 
@@ -264,6 +271,7 @@ def stack(values, axis=0, name=None):
 @register
 class Unpack(Op):
     name = "Unpack"
+    jvp = linear
     samples = (Sample("unstack", Arg.float(3, "n")), Sample("unstack", Arg.float(2, "n"), axis=1))
     n_outputs = None  # one per slice
 
@@ -293,6 +301,7 @@ def unstack(value, num=None, axis=0, name=None):
 @register
 class SplitV(Op):
     name = "SplitV"
+    jvp = linear
     samples = (Sample("split", Arg.float(4, "n"), 2),
                Sample("split", Arg.float("n", 5), [1, 3, 1], axis=1))
     n_outputs = None

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..vectorize.converters import elementwise
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -53,6 +54,7 @@ def ones(shape, dtype=None, name=None):
 @register
 class Fill(Op):
     name = "Fill"
+    jvp = linear
     samples = (Sample("fill", (2, 3), Arg.float()), Sample("fill", (), Arg.float()))
 
     def forward(self, value, dims):

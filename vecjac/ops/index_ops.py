@@ -14,6 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import kernels
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -94,6 +95,7 @@ def _check_indices(indices, size, fn):
 @register
 class GatherV2(Op):
     name = "GatherV2"
+    jvp = linear
     samples = (Sample("gather", Arg.float("n", 3), Arg.int(4, hi="n")),
                Sample("gather", Arg.float(2, "n", 3), Arg.int(2, 2, hi="n"), axis=1),
                Sample("gather", Arg.float(2, "n", 3), Arg.int(2, 4, hi="n"), axis=1, batch_dims=1),
@@ -134,6 +136,7 @@ class GatherV2(Op):
 class GatherGrad(Op):
     """Scatter-add of a gather's cotangent into zeros of the params' shape."""
     name = "GatherGrad"
+    jvp = linear
     samples = (Sample("tensor_scatter_nd_add", Arg.float("n", 3), Arg.int(4, 1, hi="n"),
                       Arg.float(4, 3)),)  # repeated indices add up
 
@@ -209,6 +212,7 @@ def _check_basic_key(shape, key):
 @register
 class StridedSlice(Op):
     name = "StridedSlice"
+    jvp = linear
     samples = (Sample("getitem", Arg.float(4, "n"), (slice(1, None, 2), 0)),
                Sample("getitem", Arg.float(4, "n", 2), (slice(None, None, -1), Ellipsis, None, 1)),
                Sample("strided_slice", Arg.float(4, 3), [0, 1], [4, 3], [2, 1]),
@@ -227,6 +231,7 @@ class StridedSlice(Op):
 @register
 class StridedSliceGrad(Op):
     name = "StridedSliceGrad"
+    jvp = linear
     covered_by = "StridedSlice"
 
     def forward(self, g, shape, key):

@@ -12,6 +12,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..vectorize.converters import axis_shift
 from .array_ops import reshape
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -39,6 +40,7 @@ def _int_list(value, fn, arg):
 @register
 class Tile(Op):
     name = "Tile"
+    jvp = linear
     samples = (Sample("tile", Arg.float(2, "n"), [2, 3]), Sample("tile", Arg.float("n"), [3]))
     samples += (Sample("tile", Arg.float("m", 2), [2, 1], dim_range=(0, 3)),)  # empty arrays too
 
@@ -73,6 +75,7 @@ def tile(input, multiples, name=None):
 @register
 class PadV2(Op):
     name = "PadV2"
+    jvp = linear
     samples = (Sample("pad", Arg.float(2, "n"), [[1, 0], [2, 1]]),
                Sample("pad", Arg.float("n", 2), [[0, 1], [1, 1]], constant_values=Arg.float()))
     samples += (Sample("pad", Arg.float("m", 2), [[1, 1], [0, 1]], dim_range=(0, 3)),)
@@ -107,6 +110,7 @@ class PadV2(Op):
 @register
 class MirrorPad(Op):
     name = "MirrorPad"
+    jvp = linear
     samples = (Sample("pad", Arg.float(3, "n"), [[1, 2], [0, 0]], mode="REFLECT"),
                Sample("pad", Arg.float(2, 3), [[2, 1], [1, 3]], mode="SYMMETRIC"))
 
@@ -124,6 +128,7 @@ class MirrorPad(Op):
 class MirrorPadGrad(Op):
     """Adjoint of MirrorPad: each mirrored element is added back to its source."""
     name = "MirrorPadGrad"
+    jvp = linear
     covered_by = "MirrorPad"
 
     def forward(self, g, paddings, mode):
@@ -192,6 +197,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 @register
 class ReverseV2(Op):
     name = "ReverseV2"
+    jvp = linear
     samples = (Sample("reverse", Arg.float(2, "n", 3), [0, 2]),
                Sample("reverse", Arg.float("n"), [0]))
     converter = axis_shift("axis")

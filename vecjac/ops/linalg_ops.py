@@ -12,6 +12,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..vectorize.converters import elementwise
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -299,6 +300,7 @@ def logdet(matrix, name=None):
 class MatrixDiag(Op):
     """(..., k) -> (..., rows, cols) with the vector on the main diagonal."""
     name = "MatrixDiagV3"
+    jvp = linear
     samples = (Sample("diag", Arg.float("n")), Sample("diag", Arg.float(2, "n")))
     converter = elementwise
 
@@ -315,6 +317,7 @@ class MatrixDiag(Op):
 @register
 class MatrixDiagPart(Op):
     name = "MatrixDiagPartV3"
+    jvp = linear
     samples = (Sample("diag_part", Arg.float("n", "n")), Sample("diag_part", Arg.float(2, 3, "n")),
                Sample("trace", Arg.float(2, "n", "n")))
     converter = elementwise

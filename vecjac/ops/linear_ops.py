@@ -17,6 +17,7 @@ import string
 import numpy as np
 
 from ..vectorize import structured as structured_rules
+from .._jvp_rules import multilinear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -47,6 +48,7 @@ def _pad_batch(x, rank, stacked):
 @register
 class MatMul(Op):
     name = "MatMul"
+    jvp = multilinear
     samples = (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n")),
                Sample("matmul", Arg.float(2, 1, "m", 3), Arg.float(2, 3, 2)),  # batch broadcast
                Sample("matmul", Arg.float(3), Arg.float(3, "n")),
@@ -205,6 +207,7 @@ def _einsum_np(arrays, inputs, output):
 @register
 class Einsum(Op):
     name = "Einsum"
+    jvp = multilinear
     samples = (Sample("einsum", "ij,jk->ik", Arg.float("m", 3), Arg.float(3, "n")),
                Sample("einsum", "bii->bi", Arg.float(2, "n", "n")),  # a diagonal
                Sample("einsum", "...ij,j->...i", Arg.float(2, "m", 3), Arg.float(3)),

@@ -10,6 +10,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import broadcasting, elementwise
+from .._jvp_rules import linear, multilinear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -33,6 +34,21 @@ def unbroadcast(g, shape):
     if axes:
         g = lib.reduce_sum(g, axis=axes)
     return lib.reshape(g, shape) if g.shape != shape else g
+
+
+def _plus(a, b):
+    """Sum of two tangents, either of which may be None (zero)."""
+    if a is None:
+        return b
+    return a if b is None else add(a, b)
+
+
+def _pick(pick_x, tx, ty, e):
+    """Tangent of a selection: tx where pick_x, else ty (None: zero)."""
+    if tx is None and ty is None:
+        return None
+    zero = lib.zeros_like(e.outputs[0])
+    return where(pick_x, zero if tx is None else tx, zero if ty is None else ty)
 
 
 def _binary(op, x, y, fn, real=False):
@@ -65,6 +81,9 @@ class Add(Op):
         return (unbroadcast(g, x.shape) if e.needs[0] else None,
                 unbroadcast(g, y.shape) if e.needs[1] else None)
 
+    def jvp(self, e, tx, ty):
+        return _plus(tx, ty)
+
 
 @register
 class Sub(Op):
@@ -83,10 +102,14 @@ class Sub(Op):
         return (unbroadcast(g, x.shape) if e.needs[0] else None,
                 unbroadcast(negative(g), y.shape) if e.needs[1] else None)
 
+    def jvp(self, e, tx, ty):
+        return _plus(tx, None if ty is None else negative(ty))
+
 
 @register
 class Mul(Op):
     name = "Mul"
+    jvp = multilinear
     samples = (Sample("multiply", Arg.float(2, "n"), Arg.float("n")),
                Sample("multiply", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("multiply", Arg.float(), Arg.float(3)))
@@ -121,6 +144,11 @@ class RealDiv(Op):
         gy = unbroadcast(g * -(e.outputs[0] / y), y.shape) if e.needs[1] else None
         return gx, gy
 
+    def jvp(self, e, tx, ty):
+        x, y = e.inputs  # d(x/y) = (dx - (x/y) dy) / y
+        num = _plus(tx, None if ty is None else negative(ty * e.outputs[0]))
+        return None if num is None else num / y
+
 
 @register
 class Pow(Op):
@@ -138,13 +166,30 @@ class Pow(Op):
         x, y = e.inputs
         gx = gy = None
         if e.needs[0]:
-            gx = unbroadcast(g * (y * pow(x, y - 1)), x.shape)
+            gx = unbroadcast(g * _dpow_dx(x, y), x.shape)
         if e.needs[1]:
             # d/dy x**y = log(x) x**y, taken as 0 where x <= 0 (as TF does)
             positive = greater(x, 0)
             safe_x = where(positive, x, 1)
             gy = unbroadcast(g * where(positive, lib.log(safe_x), 0) * e.outputs[0], y.shape)
         return gx, gy
+
+    def jvp(self, e, tx, ty):
+        x, y = e.inputs
+        dx = None if tx is None else tx * _dpow_dx(x, y)
+        dy = None
+        if ty is not None:  # log(x) x**y, taken as 0 where x <= 0 (as the gradient)
+            positive = greater(x, 0)
+            dy = ty * where(positive, lib.log(where(positive, x, 1)), 0) * e.outputs[0]
+        return _plus(dx, dy)
+
+
+def _dpow_dx(x, y):
+    """d/dx x**y = y x**(y-1), and 0 where y == 0: x**0 is constant, even at x = 0 (where
+    y x**(y-1) would be 0 * inf). The guarded base keeps the masked branch finite, so
+    that its own derivative (second order of x**1 at 0) is not 0 * inf either."""
+    zero_power = equal(y, 0)
+    return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
 
 
 @register
@@ -164,6 +209,9 @@ class Maximum(Op):
         return (unbroadcast(where(pick_x, g, 0), x.shape),
                 unbroadcast(where(pick_x, 0, g), y.shape))
 
+    def jvp(self, e, tx, ty):
+        return _pick(greater_equal(*e.inputs), tx, ty, e)
+
 
 @register
 class Minimum(Op):
@@ -182,6 +230,9 @@ class Minimum(Op):
         return (unbroadcast(where(pick_x, g, 0), x.shape),
                 unbroadcast(where(pick_x, 0, g), y.shape))
 
+    def jvp(self, e, tx, ty):
+        return _pick(less_equal(*e.inputs), tx, ty, e)
+
 
 @register
 class SquaredDifference(Op):
@@ -199,6 +250,11 @@ class SquaredDifference(Op):
         x, y = e.inputs
         d = g * 2 * (x - y)
         return unbroadcast(d, x.shape), unbroadcast(negative(d), y.shape)
+
+    def jvp(self, e, tx, ty):
+        d = _plus(tx, None if ty is None else negative(ty))
+        x, y = e.inputs
+        return None if d is None else d * (2 * (x - y))
 
 
 @register
@@ -233,6 +289,7 @@ class FloorMod(Op):
 @register
 class Neg(Op):
     name = "Neg"
+    jvp = linear
     samples = (Sample("negative", Arg.float(2, "n")), Sample("negative", Arg.float()))
     converter = elementwise
     structured = structured_rules.map_d(lambda d: negative(d))
@@ -389,6 +446,7 @@ def logical_not(x, name=None):
 @register
 class Cast(Op):
     name = "Cast"
+    jvp = linear
     samples = (Sample("cast", Arg.float(2, "n"), "float32",  # float32 output: loose tol
                       tol={"eps": 1e-3, "rtol": 1e-3, "atol": 1e-3}),
                Sample("cast", Arg.float(2, "n"), "int32", no_grad="integer output"),
@@ -428,6 +486,7 @@ def cast(x, dtype, name=None):
 @register
 class Select(Op):
     name = "SelectV2"
+    jvp = linear
     samples = (Sample("where", Arg.bool(2, "n"), Arg.float(2, "n"), Arg.float("n")),
                Sample("where", Arg.bool("n"), Arg.float(), Arg.float(2, "n")))
     samples += (Sample("where", Arg.bool("m", 1), Arg.float("n"), Arg.float("m", "n"),

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import axis_shift, elementwise
+from .._jvp_rules import linear_in, self_adjoint
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._dispatch import convert_to_tensor
@@ -66,6 +67,7 @@ def _select(cond, a, b):
 @register
 class Sigmoid(Op):
     name = "Sigmoid"
+    jvp = self_adjoint
     samples = (Sample("sigmoid", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("sigmoid", Arg.float()))
     converter = elementwise
@@ -83,6 +85,7 @@ class Sigmoid(Op):
 @register
 class Relu(Op):
     name = "Relu"
+    jvp = self_adjoint
     samples = (Sample("relu", Arg.float(2, "n")), Sample("relu", Arg.float()))
     samples += (Sample("relu", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
     converter = elementwise
@@ -98,6 +101,7 @@ class Relu(Op):
 class ReluGrad(Op):
     """g where the relu output is positive, else 0 (linear in g)."""
     name = "ReluGrad"
+    jvp = linear_in(0)
     covered_by = "Relu"
     converter = elementwise
     structured = structured_rules.scale_by(
@@ -113,6 +117,7 @@ class ReluGrad(Op):
 @register
 class Relu6(Op):
     name = "Relu6"
+    jvp = self_adjoint
     samples = (Sample("relu6", Arg.float(2, "n", lo=-2.0, hi=8.0)),
                Sample("relu6", Arg.float(lo=-2.0, hi=8.0)))
     converter = elementwise
@@ -128,6 +133,7 @@ class Relu6(Op):
 @register
 class Elu(Op):
     name = "Elu"
+    jvp = self_adjoint
     samples = (Sample("elu", Arg.float(2, "n")), Sample("elu", Arg.float()))
     converter = elementwise
 
@@ -149,6 +155,7 @@ class Elu(Op):
 @register
 class LeakyRelu(Op):
     name = "LeakyRelu"
+    jvp = self_adjoint
     samples = (Sample("leaky_relu", Arg.float(2, "n")),
                Sample("leaky_relu", Arg.float(), alpha=0.3))
     converter = elementwise
@@ -164,6 +171,7 @@ class LeakyRelu(Op):
 @register
 class Softplus(Op):
     name = "Softplus"
+    jvp = self_adjoint
     samples = (Sample("softplus", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("softplus", Arg.float()))
     converter = elementwise
@@ -259,6 +267,7 @@ swish = silu
 @register
 class Softmax(Op):
     name = "Softmax"
+    jvp = self_adjoint  # diag(y) - y y^T is symmetric
     samples = (Sample("softmax", Arg.float(2, "n")), Sample("softmax", Arg.float("n", 3), axis=0),
                Sample("softmax", Arg.float(3)))
     samples += (Sample("softmax", Arg.float("m", 3), dim_range=(0, 3)),)  # empty arrays too
@@ -288,6 +297,12 @@ class LogSoftmax(Op):
     def gradient(self, e, g):
         axis = e.attrs["axis"]
         return g - lib.exp(e.outputs[0]) * lib.reduce_sum(g, axis=axis, keepdims=True)
+
+    def jvp(self, e, t):
+        if t is None:
+            return None
+        softmax = lib.exp(e.outputs[0])
+        return t - lib.reduce_sum(softmax * t, axis=e.attrs["axis"], keepdims=True)
 
 
 def _softmax_args(logits, axis, fn):

@@ -12,6 +12,7 @@ import numpy as np
 from ..vectorize.converters import elementwise
 from . import kernels
 from .._tensor import Tensor
+from .._jvp_rules import linear, multilinear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -26,6 +27,7 @@ __all__ = ["one_hot"]
 class ScatterRows(Op):
     """values (..., n, w) -> (..., n, M, w) with values[..., a, :] at [..., a, pos[a], :]."""
     name = "ScatterRows"
+    jvp = linear
     converter = elementwise
     samples = (Sample(lambda v: scatter_rows(v, np.array([2, 0, 2]), 4), Arg.float(3, 2)),)
 
@@ -43,6 +45,7 @@ class ScatterRows(Op):
 class GatherRows(Op):
     """g (..., n, M, w) -> (..., n, w): the rows [..., a, pos[a], :]."""
     name = "GatherRows"
+    jvp = linear
     converter = elementwise
     covered_by = "ScatterRows"  # its gradient
 
@@ -63,6 +66,7 @@ class ScatterRowsAdd(Op):
     """dense (..., n, M, w) + values (..., n, w) placed at [..., a, pos[a], :]: one pass
     over `dense` (a copy) instead of materializing the one-hot term and adding."""
     name = "ScatterRowsAdd"
+    jvp = linear
     samples = (Sample(lambda x, v: apply(ScatterRowsAdd, x, v, pos=np.array([1, 0, 1])),
                       Arg.float(3, 2, 2), Arg.float(3, 2)),)
 
@@ -86,6 +90,7 @@ class ScaledRows(Op):
     (the structured rule of "one-hot rows @ matrix"). With idx = 0..n-1 (every row in
     order, as in a full Jacobian) the gather is skipped altogether."""
     name = "ScaledRows"
+    jvp = multilinear
     samples = (Sample(lambda m, d: apply(ScaledRows, m, d, idx=np.array([2, 0, 2])),
                       Arg.float(3, 4), Arg.float(3)),
                Sample(lambda m, d: apply(ScaledRows, m, d, idx=np.arange(3)),
@@ -133,6 +138,7 @@ class OuterRows(Op):
     r[..., None, :] over shared leading (batch) axes. The structured rule of "one-hot
     columns @ matrix" (batch_jacobian seeds): iteration a gives d[a] x b[pos[a]]."""
     name = "OuterRows"
+    jvp = multilinear
     converter = elementwise
     samples = (Sample(lambda d, r: apply(OuterRows, d, r), Arg.float(3, "n"), Arg.float(3, 4)),
                Sample(lambda d, r: apply(OuterRows, d, r), Arg.float(2), Arg.float(3)))
@@ -161,6 +167,7 @@ class OuterRowsScaled(Op):
     """OuterRows(d, r) * m in one pass: m broadcasts against the (..., i, k) result. The
     structured rule of "outer product times a factor" (an activation gradient)."""
     name = "OuterRowsScaled"
+    jvp = multilinear
     samples = (Sample(lambda d, r, m: apply(OuterRowsScaled, d, r, m), Arg.float(3, "n"),
                       Arg.float(3, 4), Arg.float("n", 4)),
                Sample(lambda d, r, m: apply(OuterRowsScaled, d, r, m), Arg.float(2, 3),

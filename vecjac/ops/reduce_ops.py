@@ -10,6 +10,7 @@ import numpy as np
 
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import axis_shift, reduction
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._tensor import Tensor
@@ -54,6 +55,7 @@ def _reduce(op, x, axis, keepdims, fn):
 @register
 class Sum(Op):
     name = "Sum"
+    jvp = linear
     structured = structured_rules.reduce_sum
     samples = (Sample("reduce_sum", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_sum", Arg.float(2, "n")),
@@ -72,6 +74,7 @@ class Sum(Op):
 @register
 class Mean(Op):
     name = "Mean"
+    jvp = linear
     samples = (Sample("reduce_mean", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_mean", Arg.float(2, "n")),
                Sample("reduce_mean", Arg.float(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -355,6 +358,7 @@ def _scan_np(accumulate, x, axis, exclusive, reverse, identity):
 @register
 class Cumsum(Op):
     name = "Cumsum"
+    jvp = linear
     samples = (Sample("cumsum", Arg.float(2, "n"), axis=1),
                Sample("cumsum", Arg.float("n", 2), exclusive=True, reverse=True))
     samples += (Sample("cumsum", Arg.float("m", "n"), axis=1, dim_range=(0, 3)),)

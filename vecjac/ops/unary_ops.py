@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..vectorize.converters import broadcasting, elementwise
+from .._jvp_rules import self_adjoint
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -23,6 +24,7 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
 
 
 class _Unary(Op):
+    jvp = self_adjoint
     converter = elementwise
 
 

@@ -1,0 +1,199 @@
+"""ForwardAccumulator: forward-mode differentiation (TF's tf.autodiff.ForwardAccumulator).
+
+An accumulator maps the values it follows (by tensor id) to their tangents. On the
+transform stack it is a follower: apply() hands it every op with an input it holds a
+tangent for, and `process` computes the primal outputs and their tangents with the op's
+`jvp` rule (vecjac/_jvp_rules.py), both through apply() with the accumulator and every
+transform entered inside it hidden, so that the transforms outside see the work:
+- a tape outside differentiates the JVP (back-over-forward);
+- an accumulator outside pushes its own tangents through the JVP (higher order);
+- a pfor loop outside vectorizes it: with a stacked tangent, that is jacfwd.
+The op itself is then recorded on the tapes entered inside the accumulator, which see it
+as a primitive (forward-over-back: acc.jvp(tape.gradient(...)) inside the `with`).
+
+An op without a jvp rule gets the one derived from its VJP: the VJP is linear in the
+cotangent u, so J t is the gradient with respect to u of <vjp(u), t>, taken at u = 0.
+That costs a backward pass and its transpose, so hot ops carry their own rule.
+
+Tangents of values that no longer exist are dropped (a weak reference on each output),
+so a long simulation under an accumulator holds only the tangents still reachable.
+"""
+import weakref
+
+from . import nest
+from ._context import Transform, hide, state, unhide
+from ._dispatch import apply, convert_to_tensor, record
+from ._registry import Entry, lib
+from ._tape import GradientTape
+from ._tensor import Tensor
+from ._unconnected import UnconnectedGradients, unconnected_mode
+from ._variables import Variable
+
+
+def _primal_tensor(p, what):
+    if isinstance(p, Variable):
+        return p.read_value()
+    if isinstance(p, Tensor):
+        return p
+    raise TypeError(f"{what}: primals must be Tensors or Variables (or nests of them), got "
+                    f"{type(p).__name__}")
+
+
+class ForwardAccumulator(Transform):
+    """Computes Jacobian-vector products with forward-mode autodiff (TF's
+    `tf.autodiff.ForwardAccumulator`).
+
+    `primals` (a Tensor, Variable or nest) are watched with `tangents` (same structure
+    and shapes): every op run inside the `with` block pushes them forward, and
+    `acc.jvp(y)` returns the tangent of any value y computed there (None when y does not
+    depend on the primals; zeros with unconnected_gradients="zero").
+
+    >>> x = vj.constant([1.0, 2.0])
+    >>> with vj.autodiff.ForwardAccumulator(x, vj.constant([1.0, 0.0])) as acc:
+    ...     y = vj.reduce_sum(x ** 3)
+    >>> acc.jvp(y).numpy()
+    array(3.)
+    """
+
+    roles = ("followers",)
+
+    def __init__(self, primals, tangents):
+        flat_p, flat_t = nest.flatten(primals), nest.flatten(tangents)
+        if len(flat_p) != len(flat_t):
+            raise ValueError(f"ForwardAccumulator: tangents must have the structure of "
+                             f"primals: {len(flat_p)} primals, {len(flat_t)} tangents")
+        seen = set()
+        for p in flat_p:
+            if id(p) in seen:
+                raise ValueError(f"ForwardAccumulator: Tensor {p!r} was specified as a primal "
+                                 "multiple times. This may indicate an error. If it was "
+                                 "intended, please sum the corresponding tangents.")
+            seen.add(id(p))
+        self._tangents = {}
+        self._recording = False
+        for k, (p, t) in enumerate(zip(flat_p, flat_t)):
+            self._watch(_primal_tensor(p, "ForwardAccumulator"), t, k, len(flat_p))
+
+    def _watch(self, primal, tangent, k, n):
+        label = "tangents" if n == 1 else f"tangents (leaf {k})"
+        if primal.dtype.kind not in "f":
+            if primal.dtype.kind == "c":
+                raise TypeError(f"ForwardAccumulator: primal of dtype {primal.dtype}: "
+                                "complex differentiation is not supported")
+            raise TypeError(f"ForwardAccumulator: the primal must be floating (e.g. "
+                            f"float32) to have a tangent, got dtype {primal.dtype}")
+        if not isinstance(tangent, Tensor):
+            tangent = convert_to_tensor(tangent, name=f"ForwardAccumulator: {label}")
+        if tangent.shape != primal.shape:
+            raise ValueError(f"ForwardAccumulator: {label} has shape {tangent.shape}, the "
+                             f"primal has shape {primal.shape}")
+        if tangent.dtype != primal.dtype:
+            if tangent.dtype.kind not in "biuf":
+                raise TypeError(f"ForwardAccumulator: {label} of dtype {tangent.dtype} "
+                                f"cannot be the tangent of a {primal.dtype} primal")
+            tangent = lib.cast(tangent, primal.dtype)
+        tid = primal._tid
+        old = self._tangents.get(tid)
+        self._tangents[tid] = (tangent if old is None else lib.add(old[0], tangent), None)
+
+    # -- context --------------------------------------------------------------------------
+    def __enter__(self):
+        if self._recording:
+            raise ValueError("Accumulator is already recording.")
+        self._recording = True
+        self._push()
+        return self
+
+    def __exit__(self, *exc):
+        self._recording = False
+        self._pop()
+        return False
+
+    def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):
+        """The tangent of each primal (a Tensor or nest) computed while recording."""
+        mode = unconnected_mode(unconnected_gradients, "jvp")
+
+        def fetch(p):
+            if p is None:
+                return None
+            t = _primal_tensor(p, "jvp")
+            found = self._tangents.get(t._tid)
+            if found is not None:
+                return found[0]
+            return lib.zeros_like(t) if mode is UnconnectedGradients.ZERO else None
+        return nest.map_structure(fetch, primals)
+
+    # -- the transform ----------------------------------------------------------------------
+    def follows(self, tensors):
+        tangents = self._tangents
+        for t in tensors:
+            if t._tid in tangents:
+                return True
+        return False
+
+    def process(self, op, tensors, attrs):
+        hidden = hide(self.level)
+        try:
+            outputs = apply(op, *tensors, **attrs)
+            outs = outputs if type(outputs) is tuple else (outputs,)
+            if op.differentiable:
+                self._push_tangents(op, tensors, outs, attrs)
+        finally:
+            unhide(hidden)
+        if state.tapes:
+            record(op, tensors, outs, attrs, above=self.level)
+        return outputs
+
+    def _push_tangents(self, op, tensors, outs, attrs):
+        table = self._tangents
+        tangents = []
+        for t in tensors:
+            found = table.get(t._tid)
+            tangents.append(found[0] if found is not None and t.dtype.kind in "fc" else None)
+        entry = Entry(op, tensors, outs, attrs)
+        rule = op.jvp
+        result = rule(entry, *tangents) if rule is not None else derived_jvp(entry, tangents)
+        if len(outs) == 1:
+            result = (result,)
+        elif not isinstance(result, (tuple, list)) or len(result) != len(outs):
+            raise RuntimeError(f"jvp of {op.name} returned {result!r} for {len(outs)} outputs")
+        for o, dt in zip(outs, result):
+            if dt is None or o.dtype.kind not in "fc":
+                continue
+            if dt.shape != o.shape:
+                try:
+                    dt = lib.broadcast_to(dt, o.shape)
+                except ValueError:
+                    raise RuntimeError(f"jvp of {op.name} gave shape {dt.shape} for an output "
+                                       f"of shape {o.shape} (a bug in that op)") from None
+            if dt.dtype != o.dtype:
+                dt = lib.cast(dt, o.dtype)
+            tid = o._tid
+            table[tid] = (dt, weakref.ref(o, lambda _, tid=tid: table.pop(tid, None)))
+
+
+def derived_jvp(entry, tangents):
+    """J t from the VJP: the gradient with respect to u of <vjp(u), t>, at u = 0."""
+    outs = entry.outputs
+    us = [lib.zeros_like(o) if o.dtype.kind in "fc" else None for o in outs]
+    watched = [u for u in us if u is not None]
+    with GradientTape() as tape:
+        tape.watch(watched)
+        e = Entry(entry.op, entry.inputs, outs, entry.attrs)
+        e.needs = tuple(t is not None for t in tangents)
+        cots = entry.op.gradient(e, *[u if u is not None else lib.zeros_like(o)
+                                      for u, o in zip(us, outs)])
+        if not isinstance(cots, (tuple, list)):
+            cots = (cots,)
+        total = None
+        for c, t in zip(cots, tangents):
+            if c is None or t is None:
+                continue
+            term = lib.reduce_sum(lib.multiply(c, t))
+            total = term if total is None else lib.add(total, term)
+    if total is None:
+        return None if len(outs) == 1 else (None,) * len(outs)
+    grads = tape.gradient(total, watched)
+    it = iter(grads)
+    result = tuple(next(it) if u is not None else None for u in us)
+    return result[0] if len(outs) == 1 else result
