@@ -3,13 +3,15 @@
 Each op block declares `samples = (Sample(...), ...)` (vecjac/ops/core.py): the public
 function to call and the kind of each tensor argument. For every (op, sample), with
 values, seeds and named dims drawn by hypothesis:
-- gradients: check_grads to order 2 (float64) against finite differences;
+- gradients and JVPs: check_grads to order 2 (float64) against finite differences, in
+  reverse mode and in forward mode; the JVP agrees with the VJP (<u, J t> = <J^T u, t>);
 - float32: float32 in gives float32 values (close to the float64 ones), gradients,
   jacobians and second derivatives, with no float64 op anywhere in between; the
   sample really runs the op;
 - pfor: the vectorized loop equals the plain loop for every stacked/invariant
-  combination of the tensor arguments, for the values and for gradients taken inside
-  the loop (per-example gradients), with no while-loop fallback;
+  combination of the tensor arguments, for the values, for gradients taken inside
+  the loop (per-example gradients) and for JVPs along loop-variant tangents (jacfwd),
+  with no while-loop fallback;
 - jacobian: tape.jacobian (chunked by parallel_iterations or not), the jacobian of the
   gradient (Hessian) and, for small ops, the jacobian of the jacobian (nested pfor)
   equal central differences (numerical_jacobian).
@@ -169,8 +171,39 @@ def test_gradients_match_finite_differences(name, k, data):
     dims, rng = _draw(data, sample, leaves)
     values = _values(leaves, dims, rng)
     f = _partial(_caller(op, sample), values, diff)
-    check_grads(f, [values[j] for j in diff], order=sample.grad_order,
+    check_grads(f, [values[j] for j in diff], order=sample.grad_order, modes=("fwd", "rev"),
                 seed=int(rng.integers(2 ** 31)), **sample.tol)
+
+
+@pytest.mark.parametrize("name,k", CASES)
+@given(data=st.data())
+def test_jvp_agrees_with_vjp(name, k, data):
+    """<u, J t> from the op's forward rule equals <J^T u, t> from its gradient, for random
+    t and u: the JVP and the VJP are transposes of one linear map (float64, tight)."""
+    op, sample, leaves, diff, differentiable = _case(name, k)
+    if not differentiable:
+        pytest.skip(f"{name}: not differentiable ({sample.no_grad or 'op flag'})")
+    dims, rng = _draw(data, sample, leaves)
+    values = _values(leaves, dims, rng)
+    f = _partial(_caller(op, sample), values, diff)
+    xs = [vj.constant(values[j]) for j in diff]
+    ts = [rng.standard_normal(x.shape) for x in xs]
+    with vj.autodiff.ForwardAccumulator(xs, [vj.constant(t) for t in ts]) as acc:
+        with vj.GradientTape() as tape:
+            tape.watch(xs)
+            floats = _float_outputs(_outputs(f(*xs)))
+            weights = [rng.standard_normal(o.shape) for o in floats]
+            loss = _weighted_loss(floats, weights)
+    jvps = [acc.jvp(o, unconnected_gradients="zero") for o in floats]
+    for o, t in zip(floats, jvps):
+        assert t.shape == o.shape and t.dtype == o.dtype, \
+            f"{name}: JVP of shape {t.shape} {t.dtype} for an output {o.shape} {o.dtype}"
+    forward = sum(float(np.sum(t.numpy() * u)) for t, u in zip(jvps, weights))
+    grads = tape.gradient(loss, xs, unconnected_gradients="zero")
+    reverse = sum(float(np.sum(g.numpy() * t)) for g, t in zip(grads, ts))
+    tol = 1e-5 if any(o.dtype == np.float32 for o in floats) else 1e-9  # float32 rounds
+    assert abs(forward - reverse) <= tol * max(1.0, abs(forward), abs(reverse)), \
+        f"{name}: <u, J t> = {forward!r} (JVP) but <J^T u, t> = {reverse!r} (VJP)"
 
 
 @pytest.mark.parametrize("name,k", CASES)
@@ -226,6 +259,7 @@ def test_float32_in_float32_out(name, k, data):
                 assert g.dtype == np.float32, f"{name}: gradient of argument {j} is {g.dtype}"
         jac = outer.jacobian(floats[0], tensors[diff[0]])
         assert jac is None or jac.dtype == np.float32, f"{name}: float32 jacobian is {jac.dtype}"
+        _assert_float32_jvps(name, call, tensors, diff, rng)
         if sample.grad_order < 2:
             return
         second = _weighted_loss(present, [rng.standard_normal(g.shape).astype(np.float32)
@@ -238,6 +272,22 @@ def test_float32_in_float32_out(name, k, data):
         if h is not None:
             assert h.dtype == np.float32, (f"{name}: second derivative w.r.t. argument {j} "
                                            f"is {h.dtype}")
+
+
+def _assert_float32_jvps(name, call, tensors, diff, rng):
+    """Forward mode keeps float32: tangents of every output, and no float64 op inside."""
+    sources = [tensors[j] for j in diff]
+    tangents = [vj.constant(rng.standard_normal(x.shape).astype(np.float32)) for x in sources]
+    with vj.GradientTape(persistent=True) as watcher:  # sees the JVP computation
+        watcher.watch(sources + tangents)
+        with vj.autodiff.ForwardAccumulator(sources, tangents) as acc:
+            outs = _float_outputs(_outputs(call(*tensors)))
+    for m, o in enumerate(outs):
+        t = acc.jvp(o)
+        assert t is None or t.dtype == np.float32, f"{name}: JVP of output {m} is {t.dtype}"
+    leaks = sorted({e.op.name for e in watcher._entries
+                    if any(o.dtype == np.float64 for o in e.outputs)})
+    assert not leaks, f"{name}: float32 tangents, but ops {leaks} compute in float64"
 
 
 def _stack_patterns(n):
@@ -257,6 +307,7 @@ def test_pfor_matches_loop(name, k, data):
     # a loop-varying value for every argument; a pattern picks the invariant ones
     batches = [np.stack([a.value(rng, dims) for _ in range(iters)]) for a in leaves]
     invariant = [b[0] for b in batches]
+    tangent_batches = [rng.standard_normal(b.shape) for b in batches]
     ref = _outputs(call(*[vj.constant(v) for v in invariant]))
     weights = [rng.standard_normal(o.shape) for o in _float_outputs(ref)]
     for pattern in _stack_patterns(len(leaves)):
@@ -271,7 +322,12 @@ def test_pfor_matches_loop(name, k, data):
                 loss = _weighted_loss(_float_outputs(_outputs(out)), weights)
             grads = tape.gradient(loss, [xs[j] for j in diff])
             assert any(g is not None for g in grads), f"{name}: no gradient in the loop"
-            return out, grads
+            # forward mode along a loop-variant tangent (jacfwd's loop body)
+            sources = [xs[j] for j in diff]
+            tangents = [vj.gather(vj.constant(tangent_batches[j]), i) for j in diff]
+            with vj.autodiff.ForwardAccumulator(sources, tangents) as acc:
+                outs = _float_outputs(_outputs(call(*xs)))
+            return out, grads, [acc.jvp(o, unconnected_gradients="zero") for o in outs]
         try:
             check_pfor(loop_fn, iters, fallback_to_while_loop=False)
         except Exception as exc:

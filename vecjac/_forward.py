@@ -135,16 +135,17 @@ class ForwardAccumulator(Transform):
         hidden = hide(self.level)
         try:
             outputs = apply(op, *tensors, **attrs)
-            outs = outputs if type(outputs) is tuple else (outputs,)
+            single = type(outputs) is not tuple
+            outs = (outputs,) if single else outputs
             if op.differentiable:
-                self._push_tangents(op, tensors, outs, attrs)
+                self._push_tangents(op, tensors, outs, attrs, single)
         finally:
             unhide(hidden)
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs
 
-    def _push_tangents(self, op, tensors, outs, attrs):
+    def _push_tangents(self, op, tensors, outs, attrs, single):
         table = self._tangents
         tangents = []
         for t in tensors:
@@ -152,8 +153,9 @@ class ForwardAccumulator(Transform):
             tangents.append(found[0] if found is not None and t.dtype.kind in "fc" else None)
         entry = Entry(op, tensors, outs, attrs)
         rule = op.jvp
-        result = rule(entry, *tangents) if rule is not None else derived_jvp(entry, tangents)
-        if len(outs) == 1:
+        result = rule(entry, *tangents) if rule is not None else \
+            derived_jvp(entry, tangents, single)
+        if single:
             result = (result,)
         elif not isinstance(result, (tuple, list)) or len(result) != len(outs):
             raise RuntimeError(f"jvp of {op.name} returned {result!r} for {len(outs)} outputs")
@@ -172,7 +174,7 @@ class ForwardAccumulator(Transform):
             table[tid] = (dt, weakref.ref(o, lambda _, tid=tid: table.pop(tid, None)))
 
 
-def derived_jvp(entry, tangents):
+def derived_jvp(entry, tangents, single=True):
     """J t from the VJP: the gradient with respect to u of <vjp(u), t>, at u = 0."""
     outs = entry.outputs
     us = [lib.zeros_like(o) if o.dtype.kind in "fc" else None for o in outs]
@@ -192,8 +194,8 @@ def derived_jvp(entry, tangents):
             term = lib.reduce_sum(lib.multiply(c, t))
             total = term if total is None else lib.add(total, term)
     if total is None:
-        return None if len(outs) == 1 else (None,) * len(outs)
+        return None if single else (None,) * len(outs)
     grads = tape.gradient(total, watched)
     it = iter(grads)
     result = tuple(next(it) if u is not None else None for u in us)
-    return result[0] if len(outs) == 1 else result
+    return result[0] if single else result

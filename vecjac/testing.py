@@ -2,14 +2,17 @@
 against the plain loop), numerical_jacobian.
 
 check_grads projects onto random directions: for input direction v and output weights u
-it compares u . J v from reverse mode with the central difference of u . f along v. For
-order 2 it checks the reverse-mode VJP, as a function of the inputs, the same way; and so
-on. Tolerances default by dtype (float64 tight, float32 loose).
+it compares u . J v, from reverse mode (the VJP dotted with v) and from forward mode (the
+JVP along v dotted with u), with the central difference of u . f along v. For order 2 it
+checks the VJP (reverse) or the JVP (forward), as functions of the inputs, the same way;
+and so on. Tolerances default by dtype (float64 tight, float32 loose).
 """
 import numpy as np
 
 from . import nest
+from ._forward import ForwardAccumulator
 from ._tape import GradientTape
+from ._unconnected import UnconnectedGradients
 from ._tensor import Tensor, constant
 from .ops.creation_ops import zeros_like
 from .ops.math_ops import multiply
@@ -96,6 +99,39 @@ def _check_once(f, arrays, order, eps, rtol, atol, rng, depth=1):
         _check_once(vjp, arrays, order - 1, eps, rtol, atol, rng, depth + 1)
 
 
+def _jvp_function(f, directions):
+    """xs -> the JVP of f at xs along fixed `directions`, a flat list (differentiable)."""
+    def jvp(*xs):
+        with ForwardAccumulator(list(xs), [constant(d) for d in directions]) as acc:
+            outs = _flat_output(f(*xs))
+        return [acc.jvp(o, unconnected_gradients=UnconnectedGradients.ZERO) for o in outs]
+    return jvp
+
+
+def _check_once_fwd(f, arrays, order, eps, rtol, atol, rng, depth=1):
+    """Forward mode: u . (J v) from the JVP against central differences along v (all
+    arguments moved together); order 2 checks the JVP function the same way."""
+    weights = _output_weights(f, arrays, rng)
+    directions = [rng.standard_normal(a.shape).astype(a.dtype) for a in arrays]
+    jvp = _jvp_function(f, directions)
+    tangents = jvp(*[constant(a) for a in arrays])
+    analytic = float(sum(np.sum(np.asarray(t._value, np.float64) * u)
+                         for t, u in zip(tangents, weights)))
+
+    def along(t):
+        moved = [constant(a + t * v) for a, v in zip(arrays, directions)]
+        return float(_weighted_sum(f, moved, weights)._value)
+    numeric = (along(eps) - along(-eps)) / (2 * eps)
+    scale = max(abs(analytic), abs(numeric), 1.0)
+    if not abs(analytic - numeric) <= atol + rtol * scale:
+        raise AssertionError(
+            f"check_grads: forward-mode derivative of order {depth} disagrees with finite "
+            f"differences: the JVP gives {analytic:.10g}, central differences "
+            f"{numeric:.10g} along a random direction of all {len(arrays)} argument(s)")
+    if order > 1:
+        _check_once_fwd(jvp, arrays, order - 1, eps, rtol, atol, rng, depth + 1)
+
+
 def _worst_element(f, arrays, k, weights, grad, eps):
     a = arrays[k]
     if a.size > 200:
@@ -111,21 +147,31 @@ def _worst_element(f, arrays, k, weights, grad, eps):
             f"{num[idx]:.10g}")
 
 
-def check_grads(f, args, order=2, modes=("rev",), eps=None, rtol=None, atol=None, seed=0):
-    """Assert that reverse-mode derivatives of `f` up to `order` match finite differences.
+def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=None, rtol=None, atol=None,
+                seed=0):
+    """Assert that derivatives of `f` up to `order` match finite differences.
 
     `f(*tensors)` returns a Tensor or a nest of Tensors; `args` are floating arrays.
-    Raises AssertionError naming the argument, the order and the worst element.
+    `modes`: "rev" checks VJPs (reverse over reverse at higher orders), "fwd" JVPs
+    (forward over forward). Raises AssertionError naming the mode, the order and, in
+    reverse mode, the argument and its worst element.
+
+    >>> vj.testing.check_grads(lambda x: vj.sin(x) * x, [np.array([0.5, 1.0])])
     """
-    if any(m != "rev" for m in modes):  # forward mode is not implemented
-        raise ValueError(f"check_grads: only modes=('rev',) is supported, got {modes}")
+    if isinstance(modes, str) or not isinstance(modes, (tuple, list)) or not modes or \
+            any(m not in ("fwd", "rev") for m in modes):
+        raise ValueError(f"check_grads: modes must be a non-empty tuple of 'fwd' and 'rev', "
+                         f"got {modes!r}")
     if not isinstance(order, int) or order < 1:
         raise ValueError(f"check_grads: order must be a positive int, got {order!r}")
     arrays = _as_arrays(args)
     eps, rtol, atol = _defaults(arrays[0].dtype if arrays else np.float64, eps, rtol, atol)
     # central differences in float64 even for float32 functions would hide dtype bugs;
     # the loose float32 tolerances absorb its rounding instead
-    _check_once(f, arrays, order, eps, rtol, atol, np.random.default_rng(seed))
+    if "rev" in modes:
+        _check_once(f, arrays, order, eps, rtol, atol, np.random.default_rng(seed))
+    if "fwd" in modes:
+        _check_once_fwd(f, arrays, order, eps, rtol, atol, np.random.default_rng(seed + 1))
 
 
 def numerical_jacobian(f, x, eps=None):
