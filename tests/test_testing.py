@@ -42,10 +42,36 @@ def test_check_grads_names_the_argument():
 
 
 def test_check_grads_validates():
-    with pytest.raises(ValueError, match="modes"):
-        check_grads(vj.sin, [X], modes=("fwd",))
+    for bad in (("sideways",), "fwd", (), None):
+        with pytest.raises(ValueError, match="modes"):
+            check_grads(vj.sin, [X], modes=bad)
     with pytest.raises(TypeError, match="floating"):
         check_grads(vj.sin, [np.array([1, 2])])
+
+
+# correct gradient, wrong forward rule: only forward mode can see it
+WRONG_JVP = vj.defop("TestWrongJvp", forward=np.sin,
+                     gradient=lambda e, g: g * vj.cos(e.inputs[0]),
+                     jvp=lambda e, t: t * vj.sin(e.inputs[0]))
+
+
+def test_check_grads_catches_a_wrong_jvp_in_forward_mode_only():
+    check_grads(lambda x: WRONG_JVP(x), [X], modes=("rev",))
+    with pytest.raises(AssertionError, match="forward-mode derivative of order 1"):
+        check_grads(lambda x: WRONG_JVP(x), [X], modes=("fwd",))
+
+
+def test_check_grads_catches_a_wrong_second_order_jvp():
+    # first-order JVP right (t * cos x), but written with an op whose own JVP is wrong
+    wrong_cos = vj.defop("TestWrongCosJvp", forward=np.cos,
+                         gradient=lambda e, g: -g * vj.sin(e.inputs[0]),
+                         jvp=lambda e, t: t * vj.sin(e.inputs[0]))
+    op = vj.defop("TestSinViaWrongCos", forward=np.sin,
+                  gradient=lambda e, g: g * wrong_cos(e.inputs[0]),
+                  jvp=lambda e, t: t * wrong_cos(e.inputs[0]))
+    check_grads(lambda x: op(x), [X], order=1, modes=("fwd",))
+    with pytest.raises(AssertionError, match="forward-mode derivative of order 2"):
+        check_grads(lambda x: op(x), [X], order=2, modes=("fwd",))
 
 
 def _wrong_converter(op, cx, x):

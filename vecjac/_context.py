@@ -18,9 +18,15 @@ A transform plays one or more roles, each a list of `state` that apply() reads:
 Hiding. A rule's ops go through apply() again, so that transforms *outside* the one
 running the rule see them. The transform itself and those entered inside it must not:
 they see the op once, in the transform's view. `hide(level)` hides every active
-transform with a level >= `level` until `unhide`; transforms entered while the rule runs
-(a tape a rule uses for itself) get newer levels and stay visible.
+transform with a level >= `level` until `unhide`.
+
+A transform entered while a rule runs (the tape of a derived JVP, a loop reopened for a
+custom gradient) belongs to the rule: it must see the rule's ops and stay outside the
+transform running the rule. So its level is not the next integer but one between the
+lowest hidden level and the highest visible one below it (levels are ordered numbers,
+not counts); the stack stays sorted by level.
 """
+import bisect
 import itertools
 import threading
 
@@ -28,7 +34,14 @@ _levels = itertools.count(1)
 
 
 def next_level():
-    return next(_levels)
+    """A level for a transform becoming active now: inside every visible transform, and
+    outside the transform whose rule is running, if any."""
+    hidden = state.hidden
+    if not hidden:
+        return next(_levels)
+    rule = min(hidden)
+    below = max((t.level for t in state.stack if t.level < rule), default=0)
+    return (below + rule) / 2
 
 
 class _State(threading.local):
@@ -52,10 +65,9 @@ class Transform:
     roles = ()
 
     def _push(self):
-        self.level = next_level()
-        state.stack.append(self)
-        for role in self.roles:
-            getattr(state, role).append(self)
+        self.level = level = next_level()
+        for lst in (state.stack,) + tuple(getattr(state, role) for role in self.roles):
+            lst.insert(bisect.bisect_right([t.level for t in lst], level), self)
 
     def _pop(self):
         for role in self.roles:

@@ -3,8 +3,8 @@ import functools
 import inspect
 
 from . import nest
-from ._context import hiding, state
-from ._dispatch import record, to_input
+from ._context import state
+from ._dispatch import apply, to_input
 from ._registry import REGISTRY, Op, lib
 from ._tensor import Tensor
 
@@ -16,14 +16,26 @@ def stop_gradient(input, name=None):
 
 # -- custom_gradient ---------------------------------------------------------------------
 class _CustomGradientOp(Op):
-    """A one-off op around a user function and its `grad_fn` (TF's IdentityN)."""
-    name = "IdentityN"
-    n_outputs = None
+    """A one-off op around a user function and its `grad_fn` (TF's IdentityN).
 
-    def __init__(self, grad_fn, n_args, variables):
+    Inputs: f's arguments, the Variables f read, then f's outputs; outputs: f's outputs
+    again (an identity), with fresh ids. Its gradient routes cotangents to the arguments
+    through grad_fn only (none to the output slots, so f's own ops are not
+    differentiated); forward mode derives the JVP from that gradient, so a forward pass
+    computed outside vecjac still has a forward derivative; pfor keeps grad_fn for the
+    tapes outside the loop (`converter`)."""
+    name = "IdentityN"
+
+    def __init__(self, grad_fn, n_args, variables, n_outputs):
         self.grad_fn = grad_fn
         self.n_args = n_args
         self.variables = variables
+        self.n_outputs = n_outputs
+        self.n_inputs = n_args + len(variables)
+
+    def forward(self, *arrays):
+        outs = arrays[self.n_inputs:]
+        return outs[0] if self.n_outputs == 1 else tuple(outs)
 
     def gradient(self, entry, *dys):
         if self.variables:
@@ -42,7 +54,39 @@ class _CustomGradientOp(Op):
         if len(input_grads) != self.n_args:
             raise ValueError(f"custom_gradient: grad_fn returned {len(input_grads)} "
                              f"gradients for {self.n_args} inputs")
-        return tuple(input_grads) + tuple(var_grads)
+        return tuple(input_grads) + tuple(var_grads) + (None,) * self.n_outputs
+
+    def converter(self, cx, *inputs):
+        return apply(_LoopCustomGradientOp(self, cx.loop, cx.stacked), *inputs)
+
+
+class _LoopCustomGradientOp(Op):
+    """A custom-gradient call vectorized by pfor, as tapes outside the loop see it: the
+    same identity, and a gradient that runs grad_fn inside the (reopened) loop, on the
+    per-iteration view of the cotangent, as the loop body would have."""
+    name = "IdentityN"
+
+    def __init__(self, custom, loop, stacked):
+        self.custom, self.loop, self.stacked = custom, loop, stacked
+        self.n_outputs = custom.n_outputs
+
+    def forward(self, *arrays):
+        return self.custom.forward(*arrays)
+
+    def gradient(self, entry, *dys):
+        loop = self.loop
+        with loop.reopened():
+            per_iteration = [None if d is None else loop.stacked_view(d) for d in dys]
+            grads = self.custom.gradient(entry, *per_iteration)
+            out = []
+            for g, x, s in zip(grads, entry.inputs, self.stacked):
+                if g is None:
+                    out.append(None)
+                elif s:  # a stacked input: iteration k's cotangent is row k
+                    out.append(loop.plain_view(g))
+                else:  # a loop-invariant input: every iteration's cotangent adds up
+                    out.append(loop.total(g))
+        return tuple(out)
 
 
 def _as_list(x):
@@ -55,7 +99,9 @@ def custom_gradient(f):
     When `f` reads trainable Variables, `grad_fn` must accept a `variables` keyword and
     return `(input_gradients, variable_gradients)`, as in TensorFlow. Ops inside `f` are
     recorded, so that `grad_fn` is differentiable for higher orders, but gradients reach
-    the inputs only through `grad_fn`.
+    the inputs only through `grad_fn`. Forward mode (ForwardAccumulator, vj.jvp, jacfwd)
+    derives the JVP from grad_fn too; inside pfor / vectorized_map, tapes outside the loop
+    use grad_fn as well.
     """
     if not callable(f):
         raise TypeError(f"custom_gradient: f must be callable, got {type(f).__name__}")
@@ -66,17 +112,11 @@ def custom_gradient(f):
         inputs = [a if isinstance(a, Tensor) else to_input(a, (), f"custom_gradient({name})",
                                                             f"argument {k}")
                   for k, a in enumerate(args)]
-        loop = None
-        for t in inputs:
-            if t._pfor is not None and (loop is None or t._pfor.level > loop.level):
-                loop = t._pfor
-        above = loop.level if loop is not None else 0
         read = {}
         state.variable_watchers.append(lambda v: read.setdefault(v._tid, v))
         try:
             # f's own ops stay recorded: grad_fn may use f's intermediates, and outer tapes
-            # need them connected to differentiate grad_fn (higher order). The outputs
-            # below get fresh ids, so the tapes reach the inputs only through grad_fn.
+            # need them connected to differentiate grad_fn (higher order)
             result = f(*inputs, **kwargs)
         finally:
             state.variable_watchers.pop()
@@ -89,13 +129,11 @@ def custom_gradient(f):
             raise TypeError("custom_gradient: the function reads variables "
                             f"{[v.name for v in variables]}, so grad_fn must accept a "
                             "keyword argument 'variables'")
-        flat = nest.flatten(outputs)
-        with hiding(above + 1):  # fresh ids: an output may be an input passed through
-            flat = [lib.identity(o) for o in flat]
-        op = _CustomGradientOp(grad_fn, len(inputs), variables)
-        record(op, tuple(inputs) + tuple(v.read_value() for v in variables),
-               tuple(flat), {}, above=above)
-        return nest.pack_sequence_as(outputs, flat)
+        flat = [to_input(o, (), f"custom_gradient({name})", "output")
+                for o in nest.flatten(outputs)]
+        op = _CustomGradientOp(grad_fn, len(inputs), variables, len(flat))
+        outs = apply(op, *inputs, *[v.read_value() for v in variables], *flat)
+        return nest.pack_sequence_as(outputs, [outs] if len(flat) == 1 else list(outs))
     return wrapped
 
 

@@ -6,6 +6,7 @@ last dimension, inside their name scope, so names follow Keras: the first Dense 
 The default dtype is float64 (NumPy's rule, where Keras uses float32); a float32 input
 to a layer built without `dtype` builds float32 variables.
 """
+import functools
 import itertools
 import math
 import numbers
@@ -166,14 +167,28 @@ class Layer(Module):
     def dtype(self):
         return self._dtype
 
+    def __init_subclass__(cls, **kwargs):
+        # a layer's build, called by its first call or explicitly (layer.build(shape), as
+        # in Keras), creates its weights once, in its name scope
+        super().__init_subclass__(**kwargs)
+        if "build" in vars(cls):
+            own_build = cls.build
+
+            @functools.wraps(own_build)
+            def build(self, input_shape):
+                if self._dtype is None:
+                    self._dtype = np.dtype(np.float64)
+                with self.name_scope():
+                    own_build(self, input_shape)
+                self.built = True
+            cls.build = build
+
     def _prepare(self, inputs):
         x = inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)
         if not self.built:
             if self._dtype is None:
                 self._dtype = x.dtype if x.dtype.kind == "f" else np.dtype(np.float64)
-            with self.name_scope():
-                self.build(x.shape)
-            self.built = True
+            self.build(x.shape)
         if x.dtype != self._dtype:
             x = cast(x, self._dtype)  # Keras casts inputs to the layer's dtype
         return x

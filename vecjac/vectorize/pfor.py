@@ -13,6 +13,7 @@ with tapes newer than the loop masked, then records the per-iteration op on them
 created inside loop_fn sees per-iteration values; a tape created before sees the
 vectorized computation. A tape sees each op at exactly one level (ARCHITECTURE.md 3, 5).
 """
+import contextlib
 import numbers
 
 import numpy as np
@@ -123,6 +124,36 @@ class PFor(Transform):
         if state.tapes:
             record(op, tensors, outputs, attrs, above=self.level)
         return outputs[0] if single else outputs
+
+    @contextlib.contextmanager
+    def reopened(self):
+        """Make a finished loop active again, as the innermost transform (a fresh level),
+        so that code written for its iterations (a custom gradient's grad_fn, called
+        by a tape outside the loop) runs vectorized on its stacked values."""
+        if self.active:
+            yield self
+            return
+        self.active = True
+        self._push()
+        try:
+            yield self
+        finally:
+            self.active = False
+            self._pop()
+
+    def stacked_view(self, plain):
+        """The loop-variant value whose iteration k is plain[k]."""
+        return StackedTensor(plain, self)
+
+    def plain_view(self, x):
+        """All iterations of a loop value, stacked on axis 0 (an invariant one tiled)."""
+        return x._plain if x._pfor is self else ConvertContext(self, ()).stack(x)
+
+    def total(self, x):
+        """The sum over iterations of a loop value."""
+        if x._pfor is self:
+            return lib.reduce_sum(x._plain, axis=0)
+        return lib.multiply(x, self.iters)
 
     def one_hot_seed(self, seed):
         """Cotangent of the stacked plain value whose k-th slice carries `seed`."""

@@ -1,0 +1,297 @@
+"""Forward mode: ForwardAccumulator (TF's semantics), vj.jvp / linearize / jacfwd /
+jacobian(mode) / hessian / hvp, and how forward mode composes with tapes and pfor.
+
+Every op's JVP is checked by the registry tests (tests/test_registry.py); this file holds
+what samples cannot express: the accumulator's rules, composition, errors, structure.
+"""
+import gc
+import warnings
+
+import numpy as np
+import pytest
+
+import vecjac as vj
+from vecjac.autodiff import ForwardAccumulator
+from vecjac.testing import check_grads, numerical_jacobian
+
+RNG = np.random.default_rng(7)
+A = RNG.standard_normal((6, 3))
+B = RNG.standard_normal((6, 3))
+
+
+def tall(p):
+    return vj.tanh(vj.constant(A) @ p) * vj.sin(vj.constant(B) @ p)
+
+
+def tall_np(p):
+    return np.tanh(A @ p) * np.sin(B @ p)
+
+
+# -- TF's ForwardAccumulator ---------------------------------------------------------------
+def test_tf_docstring_examples():
+    primal = vj.constant(1.1)
+    with ForwardAccumulator(primal, vj.constant(1.0)) as outer:
+        with ForwardAccumulator(primal, vj.constant(1.0)) as inner:
+            primal_out = primal ** vj.constant(3.5)
+    inner_jvp = inner.jvp(primal_out)
+    np.testing.assert_allclose(inner_jvp.numpy(), 3.5 * 1.1 ** 2.5, rtol=1e-14)
+    np.testing.assert_allclose(outer.jvp(inner_jvp).numpy(), 3.5 * 2.5 * 1.1 ** 1.5, rtol=1e-14)
+    # forward over backward: an HVP
+    v = vj.Variable([1.0, 2.0])
+    with ForwardAccumulator(v, vj.constant([1.0, 0.0])) as acc:
+        with vj.GradientTape() as tape:
+            y = vj.reduce_sum(v ** 3.0)
+        backward = tape.gradient(y, v)
+    np.testing.assert_allclose(backward.numpy(), [3.0, 12.0])
+    np.testing.assert_allclose(acc.jvp(backward).numpy(), [6.0, 0.0])
+
+
+def test_inner_accumulator_does_not_see_outer_jvp_computation():
+    x = vj.constant(2.0)
+    with ForwardAccumulator(x, vj.constant(1.0)) as outer:
+        with ForwardAccumulator(x, vj.constant(1.0)) as inner:
+            y = x ** 3.0
+    assert inner.jvp(outer.jvp(y)) is None  # reversed order does not work (as in TF)
+
+
+def test_dense_layer_example_matches_tape_gradient():
+    x = vj.constant([[2.0, 3.0], [1.0, 4.0]])
+    targets = vj.constant([[1.0], [-1.0]])
+    dense = vj.layers.Dense(1)
+    dense.build((None, 2))
+    loss_fn = lambda: vj.reduce_sum((dense(x) - targets) ** 2.0)  # noqa: E731
+    columns = []
+    for t in ([[1.0], [0.0]], [[0.0], [1.0]]):
+        with ForwardAccumulator(dense.kernel, vj.constant(t)) as acc:
+            columns.append(acc.jvp(loss_fn()).numpy())
+    with ForwardAccumulator(dense.bias, vj.constant([1.0])) as acc:
+        bias_fprop = acc.jvp(loss_fn())
+    with vj.GradientTape() as tape:
+        loss = loss_fn()
+    kernel_grad, bias_grad = tape.gradient(loss, (dense.kernel, dense.bias))
+    np.testing.assert_allclose(kernel_grad.numpy()[:, 0], columns, rtol=1e-12)
+    np.testing.assert_allclose(bias_grad.numpy(), [bias_fprop.numpy()], rtol=1e-12)
+
+
+def test_watch_rules_and_errors():
+    x = vj.constant([1.0, 2.0])
+    with pytest.raises(ValueError, match="multiple times"):
+        ForwardAccumulator([x, x], [vj.ones(2), vj.ones(2)])
+    acc = ForwardAccumulator(x, vj.ones(2))
+    with acc:
+        with pytest.raises(ValueError, match="already recording"):
+            acc.__enter__()
+    with pytest.raises(ValueError, match="shape"):
+        ForwardAccumulator(x, vj.ones(3))
+    with pytest.raises(ValueError, match="structure"):
+        ForwardAccumulator([x], [vj.ones(2), vj.ones(2)])
+    with pytest.raises(TypeError, match="floating"):
+        ForwardAccumulator(vj.constant([1, 2]), vj.constant([1, 1]))
+    with pytest.raises(TypeError, match="complex"):
+        ForwardAccumulator(vj.constant([1j]), vj.constant([1j]))
+    with pytest.raises(TypeError, match="primals must be Tensors"):
+        ForwardAccumulator(np.ones(2), np.ones(2))
+
+
+def test_ops_outside_the_with_block_are_not_tracked():
+    x = vj.constant(3.0)
+    acc = ForwardAccumulator(x, vj.constant(1.0))
+    y_before = x * x
+    with acc:
+        y_inside = x * x
+    y_after = x * x
+    assert acc.jvp(y_before) is None and acc.jvp(y_after) is None
+    assert float(acc.jvp(y_inside)) == 6.0
+    assert float(acc.jvp(y_after, unconnected_gradients="zero")) == 0.0
+    assert float(acc.jvp(x)) == 1.0  # a watched primal's own tangent
+
+
+def test_unconnected_and_integer_values():
+    x = vj.constant([1.0, 2.0])
+    with ForwardAccumulator(x, vj.ones(2)) as acc:
+        c = vj.constant(5.0) * 2.0
+        k = vj.argmax(x)
+        y = vj.cast(x, vj.int32) + 1
+    assert acc.jvp(c) is None and acc.jvp(k) is None and acc.jvp(y) is None
+    np.testing.assert_array_equal(acc.jvp([c, x], unconnected_gradients="zero")[0].numpy(), 0.0)
+
+
+def test_tape_outside_differentiates_the_jvp():
+    x = vj.constant([1.0, 2.0])
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        with ForwardAccumulator(x, vj.constant([1.0, 1.0])) as acc:
+            y = vj.reduce_sum(vj.sin(x) * x)
+        j = acc.jvp(y)
+    # d/dx of sum(cos(x) x + sin(x)) = -sin(x) x + 2 cos(x)
+    expected = -np.sin([1.0, 2.0]) * [1.0, 2.0] + 2 * np.cos([1.0, 2.0])
+    np.testing.assert_allclose(tape.gradient(j, x).numpy(), expected, rtol=1e-12)
+
+
+def test_tape_inside_ignores_the_tangent_computation():
+    x = vj.constant(2.0)
+    with ForwardAccumulator(x, vj.constant(1.0)):
+        with vj.GradientTape() as tape:
+            tape.watch(x)
+            y = vj.exp(x)
+    assert [e.op.name for e in tape._entries] == ["Exp"]  # not the tangent's Mul
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), np.exp(2.0))
+
+
+def test_third_order_by_nested_accumulators_and_variables():
+    v = vj.Variable(0.7)
+    with ForwardAccumulator(v, vj.constant(1.0)) as a1:
+        with ForwardAccumulator(v, vj.constant(1.0)) as a2:
+            with ForwardAccumulator(v, vj.constant(1.0)) as a3:
+                y = vj.sin(v * 2.0)
+            d1 = a3.jvp(y)
+        d2 = a2.jvp(d1)
+    d3 = a1.jvp(d2)
+    np.testing.assert_allclose([d1.numpy(), d2.numpy(), d3.numpy()],
+                               [2 * np.cos(1.4), -4 * np.sin(1.4), -8 * np.cos(1.4)],
+                               rtol=1e-12)
+
+
+def test_tangents_of_dead_values_are_released():
+    x = vj.constant(np.ones(1000))
+    with ForwardAccumulator(x, vj.ones(1000)) as acc:
+        for _ in range(50):
+            x = vj.sin(x)
+        gc.collect()
+        assert len(acc._tangents) < 10  # the watched primal and the live chain end
+
+
+def test_custom_gradient_gives_the_jvp_from_grad_fn():
+    @vj.custom_gradient
+    def log1pexp(x):
+        e = vj.exp(x)
+        return vj.math.log(1 + e), lambda dy: dy * (1 - 1 / (1 + e))
+    x = vj.constant([0.0, 100.0])
+    with ForwardAccumulator(x, vj.ones(2)) as acc:
+        y = log1pexp(x)
+    np.testing.assert_allclose(acc.jvp(y).numpy(), [0.5, 1.0])  # not NaN at 100
+
+
+def test_custom_gradient_forward_pass_outside_vecjac():
+    @vj.custom_gradient
+    def cube(x):
+        y = vj.constant(np.asarray(x) ** 3)  # computed by NumPy: no tape would see it
+        return y, lambda dy: dy * 3 * x ** 2
+    x = vj.constant(2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ForwardAccumulator(x, vj.constant(1.0)) as acc:
+            y = cube(x)
+    assert float(acc.jvp(y)) == 12.0
+
+
+# -- functional forward mode --------------------------------------------------------------
+def test_jvp_matches_jacobian_times_tangent():
+    p, t = RNG.standard_normal(3), RNG.standard_normal(3)
+    y, ty = vj.jvp(tall, (p,), (t,))
+    np.testing.assert_allclose(y.numpy(), tall_np(p), rtol=1e-14)
+    np.testing.assert_allclose(ty.numpy(), numerical_jacobian(tall_np, p) @ t, rtol=1e-7)
+
+
+def test_jvp_nests_argnums_and_aux():
+    def f(d, s):
+        return {"a": d["w"] * s, "b": vj.reduce_sum(d["w"]) ** 2}, "aux"
+    d = {"w": np.array([1.0, 2.0])}
+    y, ty, aux = vj.jvp(f, (d, 3.0), ({"w": np.array([1.0, 0.0])}, 0.5), has_aux=True)
+    assert aux == "aux"
+    np.testing.assert_allclose(ty["a"].numpy(), [1.0 * 3 + 1.0 * 0.5, 2.0 * 0.5])
+    np.testing.assert_allclose(ty["b"].numpy(), 2 * 3.0 * 1.0)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: vj.jvp(tall, np.ones(3), (np.ones(3),)), "primals must be a tuple"),
+    (lambda: vj.jvp(tall, (np.ones(3),), (np.ones(2),)), "shape"),
+    (lambda: vj.jvp(tall, (np.ones(3),), (np.ones(3), np.ones(3))), "2 tangents"),
+    (lambda: vj.jvp(tall, (np.ones(3),), (np.ones(3, int),)), "floating"),
+    (lambda: vj.jvp(tall, (np.ones(3) + 0j,), (np.ones(3),)), "complex"),
+    (lambda: vj.jacobian(tall, mode="sideways"), "mode must be one of"),
+    (lambda: vj.jacfwd(tall, argnums=3)(np.ones(3)), "out of range"),
+])
+def test_bad_forward_arguments(call, match):
+    with pytest.raises((TypeError, ValueError), match=match):
+        call()
+
+
+def test_linearize_reuses_the_point():
+    p = RNG.standard_normal(3)
+    y, f_jvp = vj.linearize(tall, p)
+    np.testing.assert_allclose(y.numpy(), tall_np(p))
+    J = numerical_jacobian(tall_np, p)
+    for t in np.eye(3):
+        np.testing.assert_allclose(f_jvp(t).numpy(), J @ t, rtol=1e-7, atol=1e-9)
+    with pytest.raises(ValueError, match="shape"):
+        f_jvp(np.ones(4))
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev", "auto"])
+def test_jacobian_modes_agree_with_finite_differences(mode):
+    p = RNG.standard_normal(3)
+    J = vj.jacobian(tall, mode=mode)
+    expected = numerical_jacobian(tall_np, p)
+    for _ in range(2):  # auto decides on the first call and remembers
+        np.testing.assert_allclose(J(p).numpy(), expected, rtol=1e-7, atol=1e-9)
+
+
+def test_jacfwd_nested_outputs_and_several_arguments():
+    def f(a, b):
+        return {"prod": a[:, None] * b[None, :], "sum": vj.reduce_sum(a) * vj.reduce_sum(b)}
+    a, b = RNG.standard_normal(2), RNG.standard_normal(3)
+    fwd = vj.jacfwd(f, argnums=(0, 1))(a, b)
+    rev = vj.jacrev(f, argnums=(0, 1))(a, b)
+    for key in ("prod", "sum"):
+        for k in range(2):
+            assert fwd[key][k].shape == rev[key][k].shape
+            np.testing.assert_allclose(fwd[key][k].numpy(), rev[key][k].numpy(), rtol=1e-14)
+    assert fwd["prod"][1].shape == (2, 3, 3)
+
+
+def test_jacfwd_has_no_fallback_and_keeps_seeds_structured():
+    x = RNG.standard_normal(200)
+    w = vj.constant(RNG.standard_normal((300, 200)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a FallbackWarning would fail here
+        J = vj.jacfwd(lambda v: vj.tanh(w @ v) * 2.0)(x)
+    expected = (1 - np.tanh(w.numpy() @ x) ** 2)[:, None] * w.numpy() * 2.0
+    np.testing.assert_allclose(J.numpy(), expected, rtol=1e-12)
+    seen = []
+    orig = vj.vectorize.PFor.process
+
+    def spy(loop, op, tensors, attrs):
+        seen.append((op.name, [type(t).__name__ for t in tensors]))
+        return orig(loop, op, tensors, attrs)
+    vj.vectorize.PFor.process = spy
+    try:
+        vj.jacfwd(lambda v: w @ v)(x)
+    finally:
+        vj.vectorize.PFor.process = orig
+    assert ("MatMul", ["Tensor", "OneHotStacked"]) in seen  # one-hot tangent reached it lazily
+
+
+def test_jacfwd_with_parallel_iterations_and_the_loop():
+    p = RNG.standard_normal(3)
+    ref = vj.jacrev(tall)(p).numpy()
+    for chunk in (1, 2):
+        np.testing.assert_allclose(vj.jacfwd(tall, parallel_iterations=chunk)(p).numpy(), ref,
+                                   rtol=1e-14)
+
+
+def test_hessian_and_hvp_forward_over_reverse():
+    def f(x):
+        return vj.reduce_sum(vj.sin(x) * x ** 3) + vj.reduce_sum(x[:-1] * x[1:])
+    x, v = RNG.standard_normal(4), RNG.standard_normal(4)
+    H = vj.hessian(f)(x).numpy()
+    grad = lambda z: np.cos(z) * z ** 3 + 3 * np.sin(z) * z ** 2 + \
+        np.concatenate([z[1:], [0]]) + np.concatenate([[0], z[:-1]])  # noqa: E731
+    np.testing.assert_allclose(H, numerical_jacobian(grad, x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(H, H.T, rtol=1e-12)
+    np.testing.assert_allclose(vj.hvp(f, x, v).numpy(), H @ v, rtol=1e-12)
+
+
+def test_check_grads_in_forward_mode_composes_to_third_order():
+    check_grads(lambda x, y: vj.linalg.det(x) * vj.tanh(y), [np.eye(2) + 0.3, np.array(0.4)],
+                order=3, modes=("fwd",))
