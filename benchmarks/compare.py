@@ -22,9 +22,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from workloads import all_workloads  # noqa: E402
+from workloads_forward import forward_workloads  # noqa: E402
 
-ORDER = ["vecjac", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func", "tf_eager",
-         "tf_function", "autograd"]
+ORDER = ["vecjac", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
+         "tf_eager", "tf_function", "autograd"]
 
 
 def sample_times(fn, min_runs, budget, max_runs):
@@ -49,7 +50,7 @@ def run(quick=False, only=None, json_path=None, rounds=None):
     budget = 0.3 if quick else 1.5
     rounds = rounds or (2 if quick else 5)
     results = []
-    for workload in all_workloads(rng):
+    for workload in all_workloads(rng) + forward_workloads(rng):
         number = workload.name.split()[0]
         if only and number not in only:
             continue

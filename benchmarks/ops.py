@@ -2,7 +2,8 @@
 
 Run: python benchmarks/ops.py
 Prints microseconds per op for tiny inputs (so NumPy's own work is negligible),
-untaped and recorded on a tape, next to the raw NumPy call for reference.
+untaped, recorded on a tape and with an active ForwardAccumulator (the primal op plus
+its tangent), next to the raw NumPy call for reference.
 """
 import subprocess
 import sys
@@ -33,6 +34,15 @@ def main():
         tape.watch(x)
         rows.append(("vj x + y (recorded)", per_call(lambda: x + y, number=5000)))
         rows.append(("vj exp(x) (recorded)", per_call(lambda: vj.exp(x), number=5000)))
+    autodiff = getattr(vj, "autodiff", None)  # absent before forward mode (A/B runs)
+    if autodiff is not None:
+        with autodiff.ForwardAccumulator(x, vj.constant(a)):
+            rows.append(("vj x + y (accumulator, x followed)", per_call(lambda: x + y,
+                                                                       number=5000)))
+            rows.append(("vj exp(x) (accumulator, x followed)",
+                         per_call(lambda: vj.exp(x), number=5000)))
+            rows.append(("vj y + y (accumulator active, not followed)",
+                         per_call(lambda: y + y)))
     t = subprocess.run([sys.executable, "-c",
                         "import time; t=time.perf_counter(); import vecjac; "
                         "print(time.perf_counter()-t)"], capture_output=True, text=True)

@@ -33,8 +33,8 @@ class Workload:
 
     def systems(self):
         out = {}
-        for system in ("vecjac", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
-                       "tf_eager", "tf_function", "autograd"):
+        for system in ("vecjac", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit",
+                       "torch_func", "tf_eager", "tf_function", "autograd"):
             builder = getattr(self, system, None)
             if builder is None:
                 continue
@@ -51,14 +51,16 @@ class Workload:
         return lambda: np.asarray(self.vj(True))
 
     def vecjac_loop(self):
-        return lambda: np.asarray(self.vj(False))
+        return None if not hasattr(self, "vj") else (lambda: np.asarray(self.vj(False)))
 
     # compiled variants of the eager builders: jax(jit=True), tf_eager(function=True)
     def jax_jit(self):
-        return self.jax(jit=True)
+        jax = getattr(self, "jax", None)
+        return None if jax is None else jax(jit=True)
 
     def tf_function(self):
-        return self.tf_eager(function=True)
+        eager = getattr(self, "tf_eager", None)
+        return None if eager is None else eager(function=True)
 
 
 def _jax():

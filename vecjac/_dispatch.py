@@ -15,7 +15,7 @@ import numbers
 import numpy as np
 
 from ._context import state
-from ._registry import Entry, REGISTRY, lib
+from ._registry import Entry, lib
 from ._tensor import Tensor, as_array, as_dtype
 from ._variables import Variable
 
@@ -28,21 +28,28 @@ def apply(op, *inputs, **attrs):
         p = t._pfor
         if p is not None and (owner is None or p.level > owner.level):
             owner = p
-    if state.followers:
+    st = state
+    if st.followers:
         owner = _innermost_follower(tensors, owner)
     if owner is not None:
         return owner.process(op, tensors, attrs)
     out = op.forward(*[t._value for t in tensors], **attrs)
-    if op.n_outputs == 1:
-        outputs = (Tensor(out if type(out) is np.ndarray else np.asarray(out)),)
-    else:
-        outputs = tuple([Tensor(o if type(o) is np.ndarray else np.asarray(o)) for o in out])
-    if state.observers:
-        for observer in state.observers:
-            observer.ran(op, tensors, outputs, attrs)
+    if op.n_outputs == 1:  # the common case, without building a tuple
+        result = Tensor(out if type(out) is np.ndarray else np.asarray(out))
+        if st.tapes or st.observers:
+            _after_forward(op, tensors, (result,), attrs)
+        return result
+    outputs = tuple([Tensor(o if type(o) is np.ndarray else np.asarray(o)) for o in out])
+    if st.tapes or st.observers:
+        _after_forward(op, tensors, outputs, attrs)
+    return outputs
+
+
+def _after_forward(op, tensors, outputs, attrs):
+    for observer in state.observers:
+        observer.ran(op, tensors, outputs, attrs)
     if state.tapes:
         record(op, tensors, outputs, attrs)
-    return outputs[0] if op.n_outputs == 1 else outputs
 
 
 lib.apply = apply  # Op.__call__ and the rules reach apply through the library namespace
@@ -161,8 +168,3 @@ def convert_to_tensor(value, dtype=None, name="value"):
         t = lib.stack([convert_to_tensor(v, name=label) for v in value])
         return lib.cast(t, dtype) if dtype is not None and t.dtype != dtype else t
     return Tensor(as_array(value, dtype, label))
-
-
-def primitive(name):
-    """The registered op called `name` (for rules that know an op only by its TF name)."""
-    return REGISTRY[name]

@@ -20,6 +20,8 @@ so a long simulation under an accumulator holds only the tangents still reachabl
 """
 import weakref
 
+import numpy as np
+
 from . import nest
 from ._context import Transform, hide, state, unhide
 from ._dispatch import apply, convert_to_tensor, record
@@ -134,7 +136,7 @@ class ForwardAccumulator(Transform):
     def process(self, op, tensors, attrs):
         hidden = hide(self.level)
         try:
-            outputs = apply(op, *tensors, **attrs)
+            outputs = self._primal(op, tensors, attrs)
             single = type(outputs) is not tuple
             outs = (outputs,) if single else outputs
             if op.differentiable:
@@ -144,6 +146,19 @@ class ForwardAccumulator(Transform):
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs
+
+    def _primal(self, op, tensors, attrs):
+        """The op's outputs. Through apply(), for the transforms outside to see, unless
+        there are none (no loop value, no other follower, tape or observer): then the
+        forward runs directly, which is most ops of a forward-mode sensitivity."""
+        st = state
+        if st.tapes or st.observers or len(st.followers) > 1 or any(
+                t._pfor is not None for t in tensors):
+            return apply(op, *tensors, **attrs)
+        out = op.forward(*[t._value for t in tensors], **attrs)
+        if op.n_outputs == 1:
+            return Tensor(out if type(out) is np.ndarray else np.asarray(out))
+        return tuple([Tensor(np.asarray(o)) for o in out])
 
     def _push_tangents(self, op, tensors, outs, attrs, single):
         table = self._tangents

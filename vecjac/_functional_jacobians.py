@@ -20,6 +20,7 @@ import numbers
 import numpy as np
 
 from . import nest
+from ._dispatch import apply
 from ._fn_args import (arg_label, check_argnums, check_bool, check_callable, output_tensor,
                        pack, positions, prepare, split_aux)
 from ._forward import ForwardAccumulator
@@ -72,9 +73,12 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
 
     def loop_fn(i):
         tangents, offset = [], 0
-        for x, size in zip(flat, sizes):
-            idx = i if offset == 0 else lib.subtract(i, offset)
-            tangents.append(lib.reshape(lib.one_hot(idx, size, dtype=x.dtype), x.shape))
+        for x, size in zip(flat, sizes):  # one-hot columns, by primitives (valid as built)
+            idx = i if offset == 0 else apply(lib.Sub, i, Tensor(np.asarray(offset)))
+            hot = apply(lib.OneHot, idx, depth=size, axis=0, on_value=1, off_value=0,
+                        dtype=x.dtype)
+            tangents.append(hot if x.shape == (size,) else
+                            apply(lib.Reshape, hot, shape=x.shape))
             offset += size
         with ForwardAccumulator(flat, tangents) as acc:
             out = f(*args, **kwargs)
@@ -104,8 +108,9 @@ def _split_columns(columns, out_shape, flat, sizes):
     for x, size in zip(flat, sizes):
         block = columns if len(flat) == 1 else columns[offset:offset + size]
         offset += size
-        jac = lib.transpose(block, perm) if r else block
-        jacs.append(lib.reshape(jac, out_shape + x.shape))
+        jac = apply(lib.Transpose, block, perm=perm) if r else block
+        shape = out_shape + x.shape
+        jacs.append(jac if jac.shape == shape else apply(lib.Reshape, jac, shape=shape))
     return jacs
 
 

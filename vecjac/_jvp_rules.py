@@ -53,5 +53,5 @@ def multilinear(op, e, *tangents):
         args = list(e.inputs)
         args[k] = t
         term = apply(op, *args, **e.attrs)
-        total = term if total is None else lib.add(total, term)
+        total = term if total is None else apply(lib.Add, total, term)  # same shapes
     return total

@@ -384,6 +384,6 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     broadcast_shape("matvec", a.shape[:-2], b.shape[:-1], names=("a batch", "b batch"))
     if transposed:
         a = matrix_transpose(a)
-    return lib.squeeze(matmul(a, lib.expand_dims(b, -1)), -1)
+    return apply(lib.MatVec, a, b)
 
 lib.publish(globals(), __all__)

@@ -89,6 +89,44 @@ class MatMul(Op):
         return apply(self, _pad_batch(a, rank, sa), _pad_batch(b, rank, sb))
 
 
+@register
+class MatVec(Op):
+    """Matrix times vector, batched: (..., m, n) and (..., n) -> (..., m) (batch axes
+    broadcast). Its own primitive because a vector operand is the common case of
+    forward mode and of pfor (a loop of vectors is a matrix): with a plain matrix, any
+    stack of vectors is one GEMM (vectors @ a.T), with no reshape or transpose ops."""
+    name = "MatVec"
+    jvp = multilinear
+    samples = (Sample("matvec", Arg.float("m", "n"), Arg.float("n")),
+               Sample("matvec", Arg.float(2, "m", 3), Arg.float(3)),
+               Sample("matvec", Arg.float(3, "n"), Arg.float(2, "n")),
+               Sample("matmul", Arg.float(2, "m", 3), Arg.float(3)),
+               Sample("matmul", Arg.float("n"), Arg.float("n", 3)))  # vector @ matrix
+
+    def forward(self, a, b):
+        if a.ndim == 2:
+            return b @ a.T  # any stack of vectors against one matrix: one GEMM
+        if b.ndim == 1:
+            return a @ b
+        return np.matmul(a, b[..., None])[..., 0]
+
+    def gradient(self, e, g):
+        a, b = e.inputs
+        ga = gb = None
+        if e.needs[0]:  # outer products g b^T
+            ga = lib.unbroadcast(lib.multiply(lib.expand_dims(g, -1), lib.expand_dims(b, -2)),
+                                 a.shape)
+        if e.needs[1]:  # a^T g
+            at = apply(lib.Transpose, a, perm=tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
+            gb = lib.unbroadcast(apply(MatVec, at, g), b.shape)
+        return ga, gb
+
+    def converter(self, cx, a, b):
+        sa, sb = cx.stacked
+        batch = max(a.ndim - sa - 2, b.ndim - sb - 1)  # per-iteration batch rank
+        return apply(self, _pad_batch(a, batch + 2, sa), _pad_batch(b, batch + 1, sb))
+
+
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,
            a_is_sparse=False, b_is_sparse=False, output_type=None, name=None):
     """Matrix product with batch broadcasting: (..., i, j) @ (..., j, k) -> (..., i, k).
@@ -130,6 +168,11 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                          f"{sb}{' (as transposed)' if ta or tb else ''} "
                          f"({inner_a} != {inner_b})")
     broadcast_shape("matmul", sa[:-2], sb[:-2], names=("a batch", "b batch"))
+    if vb and not va and not (ta or tb):  # matrix @ vector
+        return apply(MatVec, a, b)
+    if va and not vb and not (ta or tb):  # vector @ matrix = matrix^T @ vector
+        perm = tuple(range(b.ndim - 2)) + (b.ndim - 1, b.ndim - 2)
+        return apply(MatVec, apply(lib.Transpose, b, perm=perm), a)
     if flags["adjoint_a"] and a.dtype.kind == "c":
         a = _conj(a, "adjoint_a")
     if flags["adjoint_b"] and b.dtype.kind == "c":

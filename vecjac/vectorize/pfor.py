@@ -26,6 +26,7 @@ from .._progress import chunk_progress
 from .._tensor import Tensor
 from .stacked import StackedTensor, Unstacked
 from .structured import LazyStacked, OneHotStacked, is_structured
+from .converters import broadcasting, elementwise
 from .fallback import while_loop_fallback
 
 
@@ -84,6 +85,10 @@ class PFor(Transform):
         if not self.active:
             raise ValueError(f"{op.name}: a loop-variant value is used after its pfor / "
                              "vectorized_map has finished; return it from loop_fn instead")
+        if type(op).converter in _PLAIN_FAMILIES:
+            fast = self._elementwise_fast(op, tensors, attrs)
+            if fast is not None:
+                return fast
         stacked = tuple([t._pfor is self for t in tensors])
         cx = ConvertContext(self, stacked)
         hidden = hide(self.level)
@@ -124,6 +129,39 @@ class PFor(Transform):
         if state.tapes:
             record(op, tensors, outputs, attrs, above=self.level)
         return outputs[0] if single else outputs
+
+    def _elementwise_fast(self, op, tensors, attrs):
+        """The broadcasting / elementwise rule computed in place, when no transform could
+        see the converter's ops (no tape, observer or follower outside this loop) and
+        the inputs are plain stacked or invariant values: NumPy on the stacked arrays,
+        with no nested dispatch. Most ops of a forward-mode Jacobian take this path.
+        None when it does not apply (the converter runs as usual)."""
+        st = state
+        if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
+            return None
+        rank, values, stacked = 0, [], []
+        for t in tensors:
+            if type(t) is StackedTensor and t._pfor is self and type(t._plain) is Tensor:
+                v = t._plain._value
+                r = v.ndim - 1
+                stacked.append(True)
+            elif type(t) is Tensor:
+                v = t._value
+                r = v.ndim
+                stacked.append(False)
+            else:
+                return None
+            values.append(v)
+            if r > rank:
+                rank = r
+        for k, v in enumerate(values):
+            if stacked[k] and v.ndim - 1 < rank:  # line the loop axis up (broadcasting)
+                values[k] = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) + v.shape[1:])
+        out = op.forward(*values, **attrs)
+        if op.n_outputs == 1:
+            return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)),
+                                 self)
+        return tuple([StackedTensor(Tensor(np.asarray(o)), self) for o in out])
 
     @contextlib.contextmanager
     def reopened(self):
@@ -167,6 +205,7 @@ class PFor(Transform):
 
 
 _ONE_HOT = (OneHotStacked,)
+_PLAIN_FAMILIES = (broadcasting, elementwise)
 
 
 def _any_structured(tensors, loop):
