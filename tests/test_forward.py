@@ -269,7 +269,16 @@ def test_jacfwd_has_no_fallback_and_keeps_seeds_structured():
         vj.jacfwd(lambda v: w @ v)(x)
     finally:
         vj.vectorize.PFor.process = orig
-    assert ("MatMul", ["Tensor", "OneHotStacked"]) in seen  # one-hot tangent reached it lazily
+    assert ("MatVec", ["Tensor", "OneHotStacked"]) in seen  # one-hot tangent reached it lazily
+    materialized = []
+    dense = vj.vectorize.structured.OneHotStacked._materialize
+    vj.vectorize.structured.OneHotStacked._materialize = lambda s: materialized.append(1) or dense(s)
+    try:
+        J = vj.jacfwd(lambda v: w @ v)(x)
+    finally:
+        vj.vectorize.structured.OneHotStacked._materialize = dense
+    assert not materialized  # the structured rule gave the columns of w directly
+    np.testing.assert_allclose(J.numpy(), w.numpy(), rtol=0, atol=0)
 
 
 def test_jacfwd_with_parallel_iterations_and_the_loop():

@@ -97,6 +97,7 @@ class MatVec(Op):
     stack of vectors is one GEMM (vectors @ a.T), with no reshape or transpose ops."""
     name = "MatVec"
     jvp = multilinear
+    structured = structured_rules.matvec
     samples = (Sample("matvec", Arg.float("m", "n"), Arg.float("n")),
                Sample("matvec", Arg.float(2, "m", 3), Arg.float(3)),
                Sample("matvec", Arg.float(3, "n"), Arg.float(2, "n")),

@@ -362,6 +362,16 @@ def matmul(op, cx, a, b):
     return NotImplemented
 
 
+def matvec(op, cx, a, b):
+    """Loop-invariant matrix times one-hot vectors (a jacfwd tangent): a scaled column
+    gather, d_k a[:, pos_k], instead of a product with the dense seeds."""
+    loop = cx.loop
+    if not (is_onehot(b, loop) and not cx.stacked[0] and a.ndim == 2 and len(b.S) == 1
+            and not b.lead and _finite(a)):
+        return NotImplemented
+    return apply(lib.ScaledRows, apply(lib.Transpose, a, perm=(1, 0)), b.d, idx=b.pos)
+
+
 def scale_by(factor_fn):
     """Ops computing g * factor(other inputs) (ReluGrad): scale a one-hot g's nonzero, or
     write an outer-product g times the factor in one pass."""
