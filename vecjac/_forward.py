@@ -32,6 +32,36 @@ from ._unconnected import UnconnectedGradients, unconnected_mode
 from ._variables import Variable
 
 
+class _Release(weakref.ref):
+    """A weak reference to an output that tells the accumulator its tensor id when the
+    output dies (the tangent is then dropped)."""
+    __slots__ = ("tid",)
+
+    def __new__(cls, obj, callback, tid):
+        return super().__new__(cls, obj, callback)
+
+    def __init__(self, obj, callback, tid):
+        super().__init__(obj, callback)
+        self.tid = tid
+
+
+class _Refs(list):
+    """The live weak references (a reference itself must be kept alive for its callback
+    to run); pruned of dead ones as it grows."""
+
+    __slots__ = ("limit",)
+
+    def __init__(self):
+        super().__init__()
+        self.limit = 1024
+
+    def append(self, ref):
+        super().append(ref)
+        if len(self) > self.limit:
+            self[:] = [r for r in self if r() is not None]
+            self.limit = max(1024, 2 * len(self))
+
+
 def _primal_tensor(p, what):
     if isinstance(p, Variable):
         return p.read_value()
@@ -71,7 +101,9 @@ class ForwardAccumulator(Transform):
                                  "multiple times. This may indicate an error. If it was "
                                  "intended, please sum the corresponding tangents.")
             seen.add(id(p))
-        self._tangents = {}
+        self._tangents = {}   # tensor id -> tangent (None is zero)
+        self._refs = _Refs()  # drop the tangents of values that no longer exist
+        self._release = self._release  # one bound method for every weak reference
         self._recording = False
         for k, (p, t) in enumerate(zip(flat_p, flat_t)):
             self._watch(_primal_tensor(p, "ForwardAccumulator"), t, k, len(flat_p))
@@ -96,7 +128,7 @@ class ForwardAccumulator(Transform):
             tangent = lib.cast(tangent, primal.dtype)
         tid = primal._tid
         old = self._tangents.get(tid)
-        self._tangents[tid] = (tangent if old is None else lib.add(old[0], tangent), None)
+        self._tangents[tid] = tangent if old is None else lib.add(old, tangent)
 
     # -- context --------------------------------------------------------------------------
     def __enter__(self):
@@ -121,7 +153,7 @@ class ForwardAccumulator(Transform):
             t = _primal_tensor(p, "jvp")
             found = self._tangents.get(t._tid)
             if found is not None:
-                return found[0]
+                return found
             return lib.zeros_like(t) if mode is UnconnectedGradients.ZERO else None
         return nest.map_structure(fetch, primals)
 
@@ -161,11 +193,8 @@ class ForwardAccumulator(Transform):
         return tuple([Tensor(np.asarray(o)) for o in out])
 
     def _push_tangents(self, op, tensors, outs, attrs, single):
-        table = self._tangents
-        tangents = []
-        for t in tensors:
-            found = table.get(t._tid)
-            tangents.append(found[0] if found is not None and t.dtype.kind in "fc" else None)
+        table = self._tangents  # only floating values ever get a tangent
+        tangents = [table.get(t._tid) for t in tensors]
         entry = Entry(op, tensors, outs, attrs)
         rule = op.jvp
         result = rule(entry, *tangents) if rule is not None else \
@@ -186,7 +215,11 @@ class ForwardAccumulator(Transform):
             if dt.dtype != o.dtype:
                 dt = lib.cast(dt, o.dtype)
             tid = o._tid
-            table[tid] = (dt, weakref.ref(o, lambda _, tid=tid: table.pop(tid, None)))
+            table[tid] = dt
+            self._refs.append(_Release(o, self._release, tid))
+
+    def _release(self, ref):
+        self._tangents.pop(ref.tid, None)
 
 
 def derived_jvp(entry, tangents, single=True):

@@ -37,10 +37,18 @@ def unbroadcast(g, shape):
 
 
 def _plus(a, b):
-    """Sum of two tangents, either of which may be None (zero)."""
+    """Sum of two tangents, either of which may be None (zero). Tangents are valid
+    operands by construction: the primitive, not the validating public function."""
     if a is None:
         return b
-    return a if b is None else add(a, b)
+    return a if b is None else apply(Add, a, b)
+
+
+def _minus(a, b):
+    """a - b for tangents, either of which may be None (zero)."""
+    if b is None:
+        return a
+    return apply(Neg, b) if a is None else apply(Sub, a, b)
 
 
 def _pick(pick_x, tx, ty, e):
@@ -103,7 +111,7 @@ class Sub(Op):
                 unbroadcast(negative(g), y.shape) if e.needs[1] else None)
 
     def jvp(self, e, tx, ty):
-        return _plus(tx, None if ty is None else negative(ty))
+        return _minus(tx, ty)
 
 
 @register
@@ -146,8 +154,8 @@ class RealDiv(Op):
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # d(x/y) = (dx - (x/y) dy) / y
-        num = _plus(tx, None if ty is None else negative(ty * e.outputs[0]))
-        return None if num is None else num / y
+        num = _minus(tx, None if ty is None else apply(Mul, ty, e.outputs[0]))
+        return None if num is None else apply(RealDiv, num, y)
 
 
 @register
@@ -252,7 +260,7 @@ class SquaredDifference(Op):
         return unbroadcast(d, x.shape), unbroadcast(negative(d), y.shape)
 
     def jvp(self, e, tx, ty):
-        d = _plus(tx, None if ty is None else negative(ty))
+        d = _minus(tx, ty)
         x, y = e.inputs
         return None if d is None else d * (2 * (x - y))
 
