@@ -98,9 +98,9 @@ class MatVec(Op):
     name = "MatVec"
     jvp = multilinear
     structured = structured_rules.matvec
-    samples = (Sample("matvec", Arg.float("m", "n"), Arg.float("n")),
-               Sample("matvec", Arg.float(2, "m", 3), Arg.float(3)),
-               Sample("matvec", Arg.float(3, "n"), Arg.float(2, "n")),
+    samples = (Sample("linalg.matvec", Arg.float("m", "n"), Arg.float("n")),
+               Sample("linalg.matvec", Arg.float(2, "m", 3), Arg.float(3)),
+               Sample("linalg.matvec", Arg.float(3, "n"), Arg.float(2, "n")),
                Sample("matmul", Arg.float(2, "m", 3), Arg.float(3)),
                Sample("matmul", Arg.float("n"), Arg.float("n", 3)))  # vector @ matrix
 
