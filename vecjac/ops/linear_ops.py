@@ -51,7 +51,7 @@ class MatMul(Op):
     jvp = multilinear
     samples = (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n")),
                Sample("matmul", Arg.float(2, 1, "m", 3), Arg.float(2, 3, 2)),  # batch broadcast
-               Sample("matmul", Arg.float(3, "m"), Arg.float(2, 3), transpose_a=True),
+               Sample("matmul", Arg.float(3, "m"), Arg.float(3, 2), transpose_a=True),
                Sample("matmul", Arg.float(2, 3), Arg.float("n", 3), transpose_b=True))
     samples += (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n"), dim_range=(0, 3)),)
     structured = structured_rules.matmul
