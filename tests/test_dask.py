@@ -6,6 +6,7 @@ LocalCluster of 2 worker processes. Also: f and x reach each worker once, a work
 killed mid-run costs recomputation only, results write to zarr / HDF5, and every bad
 input is refused on the client before anything is computed.
 """
+import doctest
 import logging
 import os
 import signal
@@ -152,6 +153,11 @@ def test_progress_bar(capsys):
     with diagnostics.ProgressBar(out=sys.stdout):
         J.compute(scheduler="threads")
     assert "100% Completed" in capsys.readouterr().out
+
+
+def test_docstring_examples_run():
+    result = doctest.testmod(vjd, extraglobs={"vj": vj, "np": np, "dask": dask})
+    assert result.attempted > 0 and result.failed == 0
 
 
 # -- shipped once ---------------------------------------------------------------------------
