@@ -180,6 +180,20 @@ def test_graph_holds_f_and_x_in_one_key():
         assert dask.core.get_dependencies(graph, k) == {heavy[0]}
 
 
+def test_batch_graph_holds_f_in_one_key():
+    big = RNG.standard_normal(50_000)
+    X = da.from_array(RNG.standard_normal((12, 3)), chunks=(3, 3))
+    J = vjd.batch_jacobian(lambda X: vj.tanh(X * big[:3]))(X)
+    graph = dict(J.__dask_graph__())
+    cloudpickle = pytest.importorskip("cloudpickle")
+    heavy = [k for k, v in graph.items() if len(cloudpickle.dumps(v)) > big.nbytes]
+    assert len(heavy) == 1
+    blocks = [k for k in graph if isinstance(k, tuple) and k[0] == J.name]
+    assert len(blocks) == 4
+    for k in blocks:
+        assert heavy[0] in dask.core.get_dependencies(graph, k)
+
+
 def test_local_scheduler_unpickles_f_once():
     tag = "threads-once"
     counted = helpers.Counted(tag)

@@ -52,8 +52,8 @@ from vecjac import _dask_blocks as blocks
 __all__ = ["jacobian", "batch_jacobian", "ROW_BLOCK_BYTES"]
 
 # Memory budget of one block of the result (rows x input size x itemsize): 256 MiB, the
-# default row_block / batch_block. A task's peak is this plus pfor's intermediates (about
-# one to three more blocks for typical functions; docs/scaling_out.md).
+# default row_block / batch_block. A task's peak is this plus pfor's intermediates (the
+# benchmark's workers peaked at 2.5x their 268 MB blocks; docs/scaling_out.md).
 ROW_BLOCK_BYTES = 256 * 2**20
 
 
