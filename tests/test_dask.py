@@ -1,6 +1,6 @@
 """vecjac.dask (issue 14): Jacobians and batch Jacobians as Dask arrays.
 
-Values are checked against vj.jacobian / vj.batch_jacobian and independently against
+Values are checked against vj.jacrev / vj.batch_jacobian and independently against
 closed forms or central differences written here; with Dask's local schedulers and a
 LocalCluster of 2 worker processes. Also: f and x reach each worker once, a worker
 killed mid-run costs recomputation only, results write to zarr / HDF5, and every bad
@@ -62,7 +62,7 @@ def test_rank1_blocks_match_vecjac_and_closed_form():
     assert J.chunks == ((5, 5, 2), (12,))
     got = sync(J)
     np.testing.assert_allclose(got, tanh_cubic_jacobian(x), rtol=1e-12, atol=1e-14)
-    np.testing.assert_array_equal(got, vj.jacobian(tanh_cubic)(x).numpy())
+    np.testing.assert_array_equal(got, vj.jacrev(tanh_cubic)(x).numpy())
 
 
 @pytest.mark.parametrize("row_block, chunks", [
@@ -86,7 +86,7 @@ def test_rank2_output_and_input(row_block, chunks):
         expected[i, :, i, :] = (np.cos(X[i])[:, None] * W).T    # d out[i, j] / d X[i, l]
     got = sync(J)
     np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
-    np.testing.assert_array_equal(got, vj.jacobian(f)(X).numpy())
+    np.testing.assert_array_equal(got, vj.jacrev(f)(X).numpy())
 
 
 def test_against_central_differences():
@@ -284,7 +284,10 @@ def test_killed_worker_costs_recomputation_only():
         os.kill(pids[victim], signal.SIGKILL)
         got = future.result(timeout=30)
         assert pids[victim] not in c.run(os.getpid).values()  # it did die
-    np.testing.assert_array_equal(got, vj.jacobian(slow)(x).numpy())
+    # the same blocks computed without a fault, in this process (BLAS threading may round
+    # the last bit differently across processes, so not bit for bit)
+    np.testing.assert_allclose(got, J.compute(scheduler="synchronous"), rtol=1e-13,
+                               atol=1e-15)
     np.testing.assert_allclose(got, tanh_cubic_jacobian(x), rtol=1e-12, atol=1e-14)
 
 

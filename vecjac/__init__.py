@@ -10,6 +10,8 @@ vj.testing, vj.scipy and vj.autodiff (ForwardAccumulator).
 """
 __version__ = "0.1.0"
 
+import importlib as _importlib
+
 from . import _allocator
 
 _allocator.tune()  # glibc keeps large temporaries for reuse (see vecjac/_allocator.py)
@@ -55,5 +57,17 @@ from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  #
                                     hessian)
 from ._newton import flat_hessian, newton_step  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
+
+
+def __getattr__(name):
+    # vj.dask is optional (pip install vecjac[dask]) and dask.array takes 0.7 s to import:
+    # loaded on first use, not with vecjac
+    if name == "dask":
+        return _importlib.import_module(".dask", __name__)
+    raise AttributeError(f"module 'vecjac' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | {"dask"})
 
 from ._tensor import bool_ as bool  # noqa: A004,E402  (TF spells it vj.bool)

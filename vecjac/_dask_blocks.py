@@ -12,7 +12,11 @@ import math
 import cloudpickle
 import numpy as np
 
-import vecjac as vj
+from ._functional import vjp
+from ._functional_jacobians import batch_jacobian
+from .ops.array_ops import reshape
+from .ops.onehot_ops import one_hot
+from .vectorize.pfor import pfor
 
 
 # -- layout (client side, pure arithmetic) -------------------------------------------------
@@ -92,7 +96,7 @@ def jacobian_block(loaded, start, block_shape):
     rows = math.prod(block_shape)
     if rows == 0:
         return tuple(np.zeros(block_shape + a.shape, dt) for a, dt in zip(diff, dtypes))
-    y, pull = vj.vjp(_bind(f, args, kwargs, positions), *diff)
+    y, pull = vjp(_bind(f, args, kwargs, positions), *diff)
     if tuple(y.shape) != tuple(out_shape):
         raise ValueError(f"vecjac.dask.jacobian: f returned shape {tuple(y.shape)} on the "
                          f"worker but {tuple(out_shape)} on the client; f must be "
@@ -100,23 +104,23 @@ def jacobian_block(loaded, start, block_shape):
     m = math.prod(out_shape)
 
     def loop_fn(i):
-        seed = vj.one_hot(i + start, m, dtype=y.dtype)
-        return pull(vj.reshape(seed, out_shape))
+        seed = one_hot(i + start, m, dtype=y.dtype)
+        return pull(reshape(seed, out_shape))
 
-    cotangents = vj.vectorize.pfor(loop_fn, rows)
+    cotangents = pfor(loop_fn, rows)
     # a copy in C order: pfor may hand back broadcast views of loop-invariant values
     return tuple(np.ascontiguousarray(np.asarray(c), dtype=dt).reshape(block_shape + a.shape)
                  for c, a, dt in zip(cotangents, diff, dtypes))
 
 
 def batch_jacobian_block(block, loaded, out_tail, dtype):
-    """Per-example Jacobians of one batch chunk: vj.batch_jacobian(f)(block), shape
+    """Per-example Jacobians of one batch chunk: batch_jacobian(f)(block), shape
     (len(block),) + out_tail + block.shape[1:]."""
     f = loaded[0]
     shape = block.shape[:1] + tuple(out_tail) + block.shape[1:]
     if block.shape[0] == 0:
         return np.zeros(shape, dtype)
-    jac = np.ascontiguousarray(np.asarray(vj.batch_jacobian(f)(block)), dtype=dtype)
+    jac = np.ascontiguousarray(np.asarray(batch_jacobian(f)(block)), dtype=dtype)
     if jac.shape != shape:
         raise ValueError(f"vecjac.dask.batch_jacobian: a chunk of {block.shape[0]} examples "
                          f"gave per-example Jacobians of shape {jac.shape[1:]}, expected "

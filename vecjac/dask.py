@@ -46,8 +46,12 @@ except ImportError as e:  # the optional dependency guard
 
 import numpy as np
 
-import vecjac as vj
-from vecjac import _dask_blocks as blocks
+from . import _dask_blocks as blocks
+from ._functional import vjp
+from ._functional_jacobians import batch_jacobian as _batch_jacobian
+from ._jacobians import InteractingExamplesWarning
+from ._tensor import Tensor
+from ._variables import Variable
 
 __all__ = ["jacobian", "batch_jacobian", "ROW_BLOCK_BYTES"]
 
@@ -194,7 +198,7 @@ def jacobian(f, argnums=0, row_block=None):
         pickled = [_pickled(f, "f", what), _pickled(kwargs, "the keyword arguments", what)]
         pickled += [_pickled(a, f"argument {k}", what) for k, a in enumerate(args)]
         diff = [args[p] for p in positions]
-        y, _ = vj.vjp(blocks._bind(f, args, kwargs, positions), *diff)
+        y, _ = vjp(blocks._bind(f, args, kwargs, positions), *diff)
         out_shape = _output_info(y, what)
         dtypes = tuple(a.dtype for a in diff)
         width = sum(a.size for a in diff)
@@ -234,7 +238,7 @@ def _jacobian_graph(payload, out_shape, row_block, diff, dtypes):
 def _batch_array(X, batch_block, what):
     """X as a dask array chunked along axis 0 only (NumPy input wrapped, chunk sizes
     from batch_block or, for NumPy X, later from the memory budget)."""
-    if isinstance(X, (vj.Tensor, vj.Variable)):
+    if isinstance(X, (Tensor, Variable)):
         X = np.asarray(X)
     if not isinstance(X, (da.Array, np.ndarray)):
         raise TypeError(f"vecjac.dask.{what}: X must be a dask.array.Array or a NumPy "
@@ -296,8 +300,8 @@ def batch_jacobian(f, batch_block=None):
         with warnings.catch_warnings():
             # interactions are worth a warning for the user's X, not for the zero probe
             if not X.shape[0]:
-                warnings.simplefilter("ignore", vj.InteractingExamplesWarning)
-            probe = np.asarray(vj.batch_jacobian(f)(head))
+                warnings.simplefilter("ignore", InteractingExamplesWarning)
+            probe = np.asarray(_batch_jacobian(f)(head))
         in_tail = tuple(X.shape[1:])
         out_tail = probe.shape[1:len(probe.shape) - len(in_tail)]
         dtype = probe.dtype
