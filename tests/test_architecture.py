@@ -125,7 +125,8 @@ PUBLIC_VJ = """
 GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
 Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin asin asinh atan atanh
 autodiff batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
-clip_by_value complex128 complex64 concat cond constant convert_to_tensor cos cosh cumprod
+clip_by_value complex128 complex64 concat cond constant conversion_policy convert_to_tensor cos
+cosh cumprod
 cumsum custom_gradient dask defop divide einsum elu equal erf erfc exp expand_dims expm1 eye
 fill flat_hessian float16 float32 float64 floor floordiv floormod gather gather_nd gelu grad
 greater greater_equal hessian hvp identity image int16 int32 int64 int8 is_finite is_inf
@@ -134,7 +135,8 @@ log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
 matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
 one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
-reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy selu shape
+reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy selu
+set_conversion_policy shape
 sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax
 softmax_cross_entropy_with_logits softplus softsign split sqrt square squared_difference
 squeeze stack stop_gradient strided_slice subtract swish tan tanh tensor_scatter_nd_add

@@ -394,10 +394,11 @@ def test_progress_must_be_bool():
 
 
 # -- documentation ---------------------------------------------------------------------------
-@pytest.mark.parametrize("module", [vj._functional, vj._newton, vj.scipy])
+@pytest.mark.parametrize("module", [vj._functional, vj._functional_jacobians, vj._forward,
+                                    vj._newton, vj.scipy._optimize, vj.testing])
 def test_docstring_examples_run(module):
     import doctest
-    if module is vj.scipy:
+    if module is vj.scipy._optimize:
         pytest.importorskip("scipy")
     result = doctest.testmod(module, extraglobs={"vj": vj, "np": np})
     assert result.attempted > 0 and result.failed == 0

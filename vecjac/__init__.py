@@ -21,7 +21,8 @@ from ._tensor import (Tensor, constant, is_tensor,  # noqa: E402
                       complex64, complex128)
 from ._dispatch import convert_to_tensor  # noqa: E402
 from ._variables import Module, Variable  # noqa: E402
-from ._errors import NotDifferentiableWarning  # noqa: E402
+from ._errors import (NotDifferentiableWarning, conversion_policy,  # noqa: E402
+                      set_conversion_policy)
 from ._unconnected import UnconnectedGradients  # noqa: E402
 from ._registry import defop  # noqa: E402
 from . import ops as _ops  # noqa: E402  (loads the op library)

@@ -81,6 +81,11 @@ class Transform:
     def visible(self):
         return not state.hidden or self.level not in state.hidden
 
+    def value_read(self, tensor, how):
+        """`tensor`'s value is leaving vecjac (`how`: see value_read below). A transform
+        that follows it may raise or warn (the derivative would be cut there) or record
+        the read (plan capture: a guard). Default: nothing."""
+
 
 def hide(level):
     """Hide every active transform of level >= `level`; returns what to pass to unhide."""
@@ -123,3 +128,19 @@ class hiding:
     def __exit__(self, *exc):
         unhide(self.levels)
         return False
+
+
+# -- values leaving vecjac --------------------------------------------------------------
+# How a tensor's value leaves: Python's implicit conversions (np.asarray and everything
+# that calls it, float(), int(), operator.index, complex(), math.*), a truth test, the
+# explicit t.numpy(), or a value-dependent choice inside vecjac itself.
+IMPLICIT = frozenset(("__array__", "__float__", "__int__", "__index__", "__complex__"))
+READS = IMPLICIT | {"__bool__", "numpy", "internal"}
+
+
+def value_read(tensor, how):
+    """Tell every active transform, innermost first, that `tensor`'s value is read by
+    Python (`how` in READS). Called by Tensor's conversions; raises what a transform
+    raises (a loop-variant value, a value a functional transform differentiates)."""
+    for t in reversed(state.stack):
+        t.value_read(tensor, how)

@@ -7,15 +7,35 @@ Every check runs before `f` does, with errors naming the transform and the argum
 """
 import inspect
 import numbers
+import warnings
 
 import numpy as np
 
 from . import nest
 from ._dispatch import convert_to_tensor
+from ._errors import NotDifferentiableWarning
 from ._tensor import Tensor
 from ._variables import Variable
 from .ops.array_ops import identity
 from .ops.math_ops import cast
+
+
+def strict(transform, what):
+    """`transform` (a tape or accumulator) with values leaving vecjac made errors that name
+    `what`: a functional transform never returns a silently cut derivative."""
+    transform._strict = what
+    return transform
+
+
+def warn_if_independent(what, outputs, depends):
+    """Warn when no output of f depends on the differentiated arguments: a derivative of
+    all zeros is then the answer, but usually a sign that f's computation left vecjac."""
+    if outputs and not any(depends(y) for y in outputs):
+        warnings.warn(f"{what}: the output of f does not depend on the differentiated "
+                      "arguments, so the derivative is zero; if f should depend on them, "
+                      "check that it computes with vecjac ops (NumPy functions on Tensors "
+                      "dispatch to them) and not on plain values", NotDifferentiableWarning,
+                      stacklevel=4)
 
 
 def check_callable(f, what):

@@ -23,8 +23,9 @@ import weakref
 import numpy as np
 
 from . import nest
-from ._context import Transform, hide, state, unhide
+from ._context import IMPLICIT, Transform, hide, state, unhide
 from ._dispatch import apply, convert_to_tensor, record
+from ._errors import value_left
 from ._registry import Entry, lib
 from ._tape import GradientTape
 from ._tensor import Tensor
@@ -88,6 +89,7 @@ class ForwardAccumulator(Transform):
     """
 
     roles = ("followers",)
+    _strict = None  # a functional transform's name: values leaving vecjac raise (_errors)
 
     def __init__(self, primals, tangents):
         flat_p, flat_t = nest.flatten(primals), nest.flatten(tangents)
@@ -158,6 +160,11 @@ class ForwardAccumulator(Transform):
         return nest.map_structure(fetch, primals)
 
     # -- the transform ----------------------------------------------------------------------
+    def value_read(self, tensor, how):
+        if how in IMPLICIT and self._recording and tensor._tid in self._tangents and \
+                self.visible:
+            value_left(how, "a ForwardAccumulator", self._strict)
+
     def follows(self, tensors):
         tangents = self._tangents
         for t in tensors:

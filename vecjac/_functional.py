@@ -16,7 +16,7 @@ import numpy as np
 from . import nest
 from ._fn_args import (arg_label, check_argnums, check_bool, check_callable, cotangent_like,
                        describe, output_tensor, pack, positions, prepare, same_structure,
-                       shape_dtype, split_aux)
+                       shape_dtype, split_aux, strict, warn_if_independent)
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
 from ._tensor import Tensor
@@ -32,11 +32,12 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "hvp"]
 def _value_and_grad_call(f, argnums, has_aux, what, args, kwargs):
     pos = positions(argnums, len(args), what)
     args, flat, structures = prepare(f, args, pos, what)
-    with GradientTape() as tape:
+    with strict(GradientTape(), what) as tape:
         tape.watch(flat)
         out = f(*args, **kwargs)
         y, aux = split_aux(out, has_aux, what)
         y = output_tensor(y, what, scalar=True)
+    warn_if_independent(what, [y], lambda t: t._tid in tape._connected)
     grads = tape.gradient(y, flat, unconnected_gradients=_ZERO)
     return y, aux, pack(grads, structures, isinstance(argnums, tuple))
 
@@ -105,7 +106,7 @@ def vjp(f, *args, has_aux=False):
     if not args:
         raise ValueError(f"{what}: give at least one argument to differentiate")
     args, flat, structures = prepare(f, args, tuple(range(len(args))), what)
-    tape = GradientTape(persistent=True)
+    tape = strict(GradientTape(persistent=True), what)
     with tape:
         tape.watch(flat)
         out = f(*args)
@@ -193,10 +194,11 @@ def jvp(f, primals, tangents, has_aux=False):
 
 
 def _push_forward(f, args, flat, flat_tangents, has_aux, what, kwargs=None):
-    with ForwardAccumulator(flat, flat_tangents) as acc:
+    with strict(ForwardAccumulator(flat, flat_tangents), what) as acc:
         out = f(*args, **(kwargs or {}))
         y, aux = split_aux(out, has_aux, what)
         ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
+    warn_if_independent(what, ys, lambda t: acc.jvp(t) is not None)
     tys = [acc.jvp(t, unconnected_gradients=_ZERO) for t in ys]
     if isinstance(y, (dict, list, tuple)):
         return nest.pack_sequence_as(y, ys), nest.pack_sequence_as(y, tys), aux
@@ -252,8 +254,8 @@ def hvp(f, x, v):
                                                 f"v (leaf {k})")
           for k, (vi, xi) in enumerate(zip(vs, likes))]
     _, flat, (xs,) = prepare(f, [x], (0,), what)
-    with ForwardAccumulator(flat, vs) as acc:
-        with GradientTape() as tape:
+    with strict(ForwardAccumulator(flat, vs), what) as acc:
+        with strict(GradientTape(), what) as tape:
             tape.watch(flat)
             y = output_tensor(f(xs), what, scalar=True)
         grads = tape.gradient(y, flat, unconnected_gradients=_ZERO)

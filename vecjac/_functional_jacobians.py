@@ -22,7 +22,8 @@ import numpy as np
 from . import nest
 from ._dispatch import apply
 from ._fn_args import (arg_label, check_argnums, check_bool, check_callable, output_tensor,
-                       pack, positions, prepare, split_aux)
+                       pack, positions, prepare, split_aux, strict,
+                       warn_if_independent)
 from ._forward import ForwardAccumulator
 from ._functional import gradient_function
 from ._registry import lib
@@ -53,11 +54,12 @@ def _per_output(y, jacs):
 # -- reverse mode ------------------------------------------------------------------------
 def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress,
              on_output=None):
-    with GradientTape(persistent=True) as tape:
+    with strict(GradientTape(persistent=True), what) as tape:
         tape.watch(flat)
         out = f(*args, **kwargs)
         y, aux = split_aux(out, has_aux, what)
         ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
+    warn_if_independent(what, ys, lambda t: t._tid in tape._connected)
     if on_output is not None and on_output(ys) == "fwd":
         return None
     jacs = [pack(tape.jacobian(t, flat, unconnected_gradients=_ZERO, parallel_iterations=p,
@@ -80,10 +82,12 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
             tangents.append(hot if x.shape == (size,) else
                             apply(lib.Reshape, hot, shape=x.shape))
             offset += size
-        with ForwardAccumulator(flat, tangents) as acc:
+        with strict(ForwardAccumulator(flat, tangents), what) as acc:
             out = f(*args, **kwargs)
             y, aux = split_aux(out, has_aux, what)
             ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
+        if not seen:
+            warn_if_independent(what, ys, lambda t: acc.jvp(t) is not None)
         seen.update(y=y, aux=aux, ys=ys)
         return [acc.jvp(t, unconnected_gradients=_ZERO) for t in ys]
 
@@ -207,7 +211,7 @@ def batch_jacobian(f, argnums=0, has_aux=False, parallel_iterations=None, progre
                     raise ValueError(f"{what}: {arg_label(f, k)} must have rank >= 2 "
                                      f"(batch, ...), got shape {np.shape(leaf)}")
         args, flat, structures = prepare(f, args, pos, what)
-        with GradientTape(persistent=True) as tape:
+        with strict(GradientTape(persistent=True), what) as tape:
             tape.watch(flat)
             out = f(*args, **kwargs)
             y, aux = split_aux(out, has_aux, what)

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import nest
 from ._dispatch import convert_to_tensor
+from ._fn_args import strict
 from ._tape import GradientTape
 from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients
@@ -117,10 +118,10 @@ def _record_gradient(loss_fn, leaves, what):
     if not callable(loss_fn):
         raise TypeError(f"{what}: loss_fn must be a callable taking no arguments, got "
                         f"{type(loss_fn).__name__}")
-    outer = GradientTape(persistent=True)
+    outer = strict(GradientTape(persistent=True), what)
     with outer:
         outer.watch(leaves)
-        with GradientTape() as inner:
+        with strict(GradientTape(), what) as inner:
             inner.watch(leaves)
             loss = loss_fn()
             loss = convert_to_tensor(loss, name=f"{what}: loss_fn output")

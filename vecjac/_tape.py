@@ -11,8 +11,9 @@ import warnings
 import numpy as np
 
 from . import nest
-from ._context import Transform, next_level
+from ._context import IMPLICIT, Transform, next_level
 from ._dispatch import to_input
+from ._errors import value_left
 from ._jacobians import JacobianMixin
 from ._registry import lib
 from ._shapes import broadcast_shape
@@ -36,6 +37,7 @@ class GradientTape(Transform, JacobianMixin):
     """
 
     roles = ("tapes",)
+    _strict = None  # a functional transform's name: values leaving vecjac raise (_errors)
 
     def __init__(self, persistent=False, watch_accessed_variables=True):
         if not isinstance(persistent, (bool, np.bool_)):
@@ -102,6 +104,11 @@ class GradientTape(Transform, JacobianMixin):
             else:
                 raise TypeError("GradientTape.watch: expected a Tensor, a Variable or a "
                                 f"nest of them as tensor, got {type(x).__name__}")
+
+    def value_read(self, tensor, how):
+        if how in IMPLICIT and self._recording and tensor._tid in self._connected and \
+                tensor.dtype.kind in "fc" and self.visible:
+            value_left(how, "a GradientTape", self._strict)
 
     def _watch_variable(self, var):
         if var._tid not in self._watched_variables:

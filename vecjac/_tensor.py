@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from ._context import state, value_read
 from ._shapes import as_shape
 
 _next_tid = itertools.count(1).__next__
@@ -67,16 +68,28 @@ class Tensor:
         return math.prod(self.shape)  # Python ints: exact, and no NumPy call per access
 
     def numpy(self):
-        """The value as a NumPy array (a read-only view: Tensors are immutable)."""
+        """The value as a NumPy array (a read-only view: Tensors are immutable). The
+        explicit way out of vecjac: no derivative flows through what is computed from
+        it, and no transform warns."""
+        if state.stack:
+            value_read(self, "numpy")
         v = self._value.view()
         v.flags.writeable = False
         return v
 
+    # Implicit conversions: the active transforms are told (vecjac/_errors.py), and a
+    # value one of them differentiates raises or warns instead of leaving silently.
     def __array__(self, dtype=None, copy=None):
+        if state.stack:
+            value_read(self, "__array__")
         v = self._value
         if dtype is not None and v.dtype != dtype:
             return v.astype(dtype)
-        return v.copy() if copy else v
+        if copy:
+            return v.copy()
+        v = v.view()
+        v.flags.writeable = False  # np.asarray(t) must not be a way to write into t
+        return v
 
     def __len__(self):
         if not self.shape:
@@ -84,29 +97,43 @@ class Tensor:
         return self.shape[0]
 
     def __iter__(self):
+        # not a generator function: iter() of a scalar must fail at once, so that NumPy,
+        # np.iterable and matplotlib treat a 0-d Tensor as a number, not a sequence
         if not self.shape:
             raise TypeError("iteration over a scalar (rank-0) Tensor is not possible")
-        for i in range(self.shape[0]):
-            yield self[i]
+        return (self[i] for i in range(self.shape[0]))
 
     def __bool__(self):
         if self.size != 1:
             raise ValueError(
                 f"The truth value of a Tensor with shape {self.shape} is ambiguous; "
                 "use vj.reduce_any or vj.reduce_all")
+        if state.stack:
+            value_read(self, "__bool__")
         return bool(self._value)
 
     def __index__(self):
         if self.dtype.kind not in "iub" or self.shape:
             raise TypeError(f"only scalar integer Tensors can be used as an index, "
                             f"got shape {self.shape} dtype {self.dtype}")
+        if state.stack:
+            value_read(self, "__index__")
         return int(self._value)
 
     def __int__(self):
+        if state.stack:
+            value_read(self, "__int__")
         return int(self._value)
 
     def __float__(self):
+        if state.stack:
+            value_read(self, "__float__")
         return float(self._value)
+
+    def __complex__(self):
+        if state.stack:
+            value_read(self, "__complex__")
+        return complex(self._value)
 
     def __hash__(self):
         return id(self)

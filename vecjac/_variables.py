@@ -85,10 +85,9 @@ class Variable:
         return v
 
     def __array__(self, dtype=None, copy=None):
-        v = self._value
-        if dtype is not None and v.dtype != dtype:
-            return v.astype(dtype)
-        return v.copy() if copy else v
+        # a read-only view of the current value: writing into np.asarray(v) cannot
+        # change the Variable (use assign); transforms see the read (Tensor.__array__)
+        return self.read_value().__array__(dtype, copy)
 
     @property
     def shape(self):
@@ -127,10 +126,13 @@ class Variable:
         return iter(self.read_value())
 
     def __float__(self):
-        return float(self._value)
+        return self.read_value().__float__()
 
     def __int__(self):
-        return int(self._value)
+        return self.read_value().__int__()
+
+    def __complex__(self):
+        return self.read_value().__complex__()
 
     def __index__(self):
         return self.read_value().__index__()

@@ -7,7 +7,6 @@ The default dtype is float64 (NumPy's rule, where Keras uses float32); a float32
 to a layer built without `dtype` builds float32 variables.
 """
 import functools
-import itertools
 import math
 import numbers
 
@@ -28,30 +27,16 @@ __all__ = ["Layer", "Dense", "BatchNormalization", "Sequential"]
 
 
 # -- initializers --------------------------------------------------------------------------
-_init_seeds = itertools.count()
 
 
 def _uniform(shape, limit, dtype):
-    uniform = getattr(vj_random, "uniform", None)
-    if uniform is not None:
-        return np.asarray(uniform(shape, minval=-limit, maxval=limit, dtype=dtype))
-    # vj.random not available: a fresh generator per call, seeded by a counter, so a
-    # program that builds its layers in the same order gets the same weights
-    rng = np.random.default_rng(next(_init_seeds))
-    return rng.uniform(-limit, limit, size=shape).astype(dtype)
+    return np.array(vj_random.uniform(shape, minval=-limit, maxval=limit, dtype=dtype)._value)
 
 
 def _normal(shape, stddev, dtype):
     """Normal draws truncated at two standard deviations (redrawn), as Keras does."""
-    normal = getattr(vj_random, "normal", None)
-    if normal is not None:
-        def draw(n):
-            return np.asarray(normal((n,), dtype=np.float64)).reshape(n)
-    else:
-        rng = np.random.default_rng(next(_init_seeds))
-
-        def draw(n):
-            return rng.standard_normal(n)
+    def draw(n):
+        return np.array(vj_random.normal((n,), dtype=np.float64)._value).reshape(n)
     size = int(math.prod(shape))
     values = draw(size)
     bad = np.abs(values) > 2

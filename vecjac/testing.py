@@ -10,6 +10,7 @@ and so on. Tolerances default by dtype (float64 tight, float32 loose).
 import numpy as np
 
 from . import nest
+from ._fn_args import strict
 from ._forward import ForwardAccumulator
 from ._tape import GradientTape
 from ._unconnected import UnconnectedGradients
@@ -65,7 +66,7 @@ def _output_weights(f, arrays, rng):
 def _vjp_function(f, weights):
     """xs -> gradients of sum(u * f(xs)) w.r.t. every x, as one flat list (differentiable)."""
     def vjp(*xs):
-        with GradientTape() as tape:
+        with strict(GradientTape(), "check_grads") as tape:
             for x in xs:
                 tape.watch(x)
             total = _weighted_sum(f, xs, weights)
@@ -102,7 +103,8 @@ def _check_once(f, arrays, order, eps, rtol, atol, rng, depth=1):
 def _jvp_function(f, directions):
     """xs -> the JVP of f at xs along fixed `directions`, a flat list (differentiable)."""
     def jvp(*xs):
-        with ForwardAccumulator(list(xs), [constant(d) for d in directions]) as acc:
+        tangents = [constant(d) for d in directions]
+        with strict(ForwardAccumulator(list(xs), tangents), "check_grads") as acc:
             outs = _flat_output(f(*xs))
         return [acc.jvp(o, unconnected_gradients=UnconnectedGradients.ZERO) for o in outs]
     return jvp

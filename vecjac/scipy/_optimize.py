@@ -1,4 +1,4 @@
-"""vj.scipy: vecjac derivatives for scipy.optimize (SciPy is an optional dependency).
+"""vecjac derivatives for scipy.optimize (re-exported as vj.scipy.*).
 
 Each adapter takes `f(x, *args)` written with vecjac ops on a 1-D float64 Tensor `x` and
 returns a plain function of float64 NumPy arrays returning float64 NumPy arrays, with
@@ -18,12 +18,13 @@ import importlib
 
 import numpy as np
 
-from ._dispatch import convert_to_tensor
-from ._functional import hvp
-from ._functional_jacobians import hessian
-from ._tape import GradientTape
-from ._tensor import Tensor
-from ._unconnected import UnconnectedGradients
+from .._dispatch import convert_to_tensor
+from .._fn_args import strict
+from .._functional import hvp
+from .._functional_jacobians import hessian
+from .._tape import GradientTape
+from .._tensor import Tensor
+from .._unconnected import UnconnectedGradients
 
 __all__ = ["fun_and_jac", "hess", "hessp", "minimize", "root"]
 
@@ -69,7 +70,7 @@ def fun_and_jac(f):
 
     def fun(x, *args):
         x = Tensor(_as_x(x, "fun_and_jac"))
-        with GradientTape() as tape:
+        with strict(GradientTape(), "fun_and_jac") as tape:
             tape.watch(x)
             y = _output(f(x, *args), "fun_and_jac")
         if y.shape == ():
