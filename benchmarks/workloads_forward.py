@@ -173,7 +173,11 @@ class LogisticHvp(Workload):
         self.w = rng.standard_normal(d) * 0.1
         self.v = rng.standard_normal(d)
         a, y = vj.constant(self.a), vj.constant(self.y)
-        self.loss = lambda w: vj.reduce_mean(vj.nn.softplus(a @ w) - y * (a @ w))
+
+        def loss(w):
+            z = a @ w
+            return vj.reduce_mean(vj.nn.softplus(z) - y * z)
+        self.loss = loss
 
     def vecjac(self):
         return lambda: vj.hvp(self.loss, self.w, self.v).numpy()

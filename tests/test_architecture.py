@@ -136,7 +136,7 @@ matrix_transpose maximum minimum moments multiply negative nest newton_step nn n
 one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
 reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy selu
-set_conversion_policy shape
+set_conversion_policy set_memory_budget shape
 sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax
 softmax_cross_entropy_with_logits softplus softsign split sqrt square squared_difference
 squeeze stack stop_gradient strided_slice subtract swish tan tanh tensor_scatter_nd_add

@@ -185,3 +185,77 @@ def test_no_reference_cycles_in_gradients_and_jacobians():
         gc.set_debug(0)
         gc.garbage.clear()
     assert not cyclic, f"reference cycles left behind: {sorted(set(cyclic))}"
+
+
+# -- the memory budget of dense Jacobians (vecjac/_memory.py) ----------------------------------
+def _bratu(n):
+    h2 = 1.0 / (n + 1) ** 2
+
+    def residual(u):
+        up = vj.concat([u[1:], vj.zeros(1)], 0)
+        um = vj.concat([vj.zeros(1), u[:-1]], 0)
+        return um - 2 * u + up + h2 * vj.exp(u)
+
+    def jacobian(u):
+        return (np.diag(-2 + h2 * np.exp(u)) + np.diag(np.ones(n - 1), 1)
+                + np.diag(np.ones(n - 1), -1))
+    return residual, jacobian
+
+
+@pytest.mark.parametrize("mode", ["rev", "fwd"])
+def test_budget_chunks_into_one_result_within_one_and_a_half_times(mode):
+    n = 1200
+    residual, jacobian = _bratu(n)
+    u = np.linspace(0.0, 0.1, n)
+    vj.set_memory_budget(2 * 2 ** 20)  # 2 MiB of working memory per chunk
+    try:
+        J = vj.jacobian(residual, mode=mode)
+        J(u)  # the first call learns f's output size (auto / forward mode)
+        gc.collect()
+        tracemalloc.start()
+        base = tracemalloc.get_traced_memory()[0]
+        out = J(u)
+        peak = tracemalloc.get_traced_memory()[1] - base
+        tracemalloc.stop()
+    finally:
+        vj.set_memory_budget(None)
+    np.testing.assert_allclose(out.numpy(), jacobian(u), rtol=1e-12, atol=1e-15)
+    assert peak <= 1.5 * out.numpy().nbytes, (peak, out.numpy().nbytes)
+
+
+def test_budget_chunks_show_progress(monkeypatch):
+    bars = []
+
+    class Bar:
+        def __init__(self, total, desc, unit, leave):
+            self.total, self.updates = total, []
+            bars.append(self)
+
+        def update(self, n):
+            self.updates.append(n)
+
+        def close(self):
+            pass
+    from vecjac import _progress
+    monkeypatch.setattr(_progress, "_tqdm", lambda: Bar)
+    residual, _ = _bratu(300)
+    vj.set_memory_budget(64 * 1024)
+    try:
+        vj.jacobian(residual, mode="rev", progress=True)(np.zeros(300))
+    finally:
+        vj.set_memory_budget(None)
+    assert bars and bars[0].total == 300 and sum(bars[0].updates) == 300
+    assert len(bars[0].updates) > 1  # several automatic chunks
+
+
+def test_a_result_that_cannot_fit_fails_before_any_work():
+    t = vj.constant(np.zeros(10 ** 6))
+    with vj.GradientTape() as tape:
+        tape.watch(t)
+        y = vj.reshape(vj.stack([t] * 3), (-1,)) * 1.0
+    entries = len(tape._entries)
+    with pytest.raises(MemoryError, match="sparse_jacobian.*dask"):
+        tape.jacobian(y, t)  # 3e6 x 1e6 float64: 24 TB
+    assert len(tape._entries) == entries  # nothing ran
+    with pytest.raises(ValueError, match="set_memory_budget: nbytes"):
+        vj.set_memory_budget(-1)

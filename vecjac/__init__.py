@@ -24,6 +24,7 @@ from ._variables import Module, Variable  # noqa: E402
 from ._errors import (NotDifferentiableWarning, conversion_policy,  # noqa: E402
                       set_conversion_policy)
 from ._unconnected import UnconnectedGradients  # noqa: E402
+from ._memory import set_memory_budget  # noqa: E402
 from ._registry import defop  # noqa: E402
 from . import ops as _ops  # noqa: E402  (loads the op library)
 from ._numpy_dispatch import array_function as _array_function  # noqa: E402,F401

@@ -26,6 +26,7 @@ from ._fn_args import (arg_label, check_argnums, check_bool, check_callable, out
                        warn_if_independent)
 from ._forward import ForwardAccumulator
 from ._functional import gradient_function
+from ._memory import check_fits, chunk_rows
 from ._registry import lib
 from ._tape import GradientTape
 from ._tensor import Tensor
@@ -68,10 +69,16 @@ def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
 
 
 # -- forward mode ------------------------------------------------------------------------
-def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress):
+def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress,
+             out_sizes=None):
     sizes = [x.size for x in flat]
     n = sum(sizes)
     seen = {}
+    if p is None and n > 1 and out_sizes is not None:
+        # the memory budget: one iteration holds tangents of about the outputs' size
+        itemsize = flat[0].dtype.itemsize
+        result_bytes = check_fits(what, (sum(out_sizes), n), flat[0].dtype)
+        p = chunk_rows(n, 16 * (sum(out_sizes) + n) * itemsize, result_bytes)
 
     def loop_fn(i):
         tangents, offset = [], 0
@@ -158,6 +165,7 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
     if mode not in _MODES:
         raise ValueError(f"{what}: mode must be one of {_MODES}, got {mode!r}")
     choices = {}  # input signature -> "fwd" / "rev", learned on the first call (auto)
+    sizes = {}    # input signature -> the output sizes (the memory budget of "fwd")
 
     def jacobian_fn(*args, **kwargs):
         pos = positions(argnums, len(args), what)
@@ -173,15 +181,34 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
                 n_in = sum(x.size for x in flat)
 
                 def decide(ys):
-                    choices[key] = "fwd" if n_in < sum(t.size for t in ys) else "rev"
+                    sizes[key] = [t.size for t in ys]
+                    choices[key] = "fwd" if n_in < sum(sizes[key]) else "rev"
                     return choices[key]
                 done = _reverse(*common, on_output=decide)
                 if done is not None:
                     return _result(done, has_aux)
                 chosen = "fwd"
-        result = _forward(*common) if chosen == "fwd" else _reverse(*common)
+        if chosen == "fwd":
+            key = tuple((x.shape, x.dtype.str) for x in flat)
+            if key not in sizes and parallel_iterations is None and \
+                    sum(x.size for x in flat) >= _PROBE_COLUMNS:
+                sizes[key] = _output_sizes(f, args, kwargs, has_aux, what)
+            result = _forward(*common, out_sizes=sizes.get(key))
+        else:
+            result = _reverse(*common)
         return _result(result, has_aux)
     return jacobian_fn
+
+
+# forward mode with at least this many columns learns f's output sizes first (one plain
+# evaluation, once per input signature): its result could outgrow the memory budget
+_PROBE_COLUMNS = 64
+
+
+def _output_sizes(f, args, kwargs, has_aux, what):
+    out = f(*args, **kwargs)
+    y, _ = split_aux(out, has_aux, what)
+    return [output_tensor(t, what, scalar=False).size for t in nest.flatten(y)]
 
 
 def _result(pair, has_aux):

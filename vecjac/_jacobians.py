@@ -13,6 +13,7 @@ import numpy as np
 
 from . import nest
 from ._dispatch import apply
+from ._memory import check_fits, chunk_rows
 from ._registry import lib
 from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients, leaf_tensor, unconnected_mode
@@ -81,7 +82,16 @@ def _probe_weights(n, one_column):
 
 class JacobianMixin:
     """The Jacobian methods of GradientTape (which supplies _gradient, _check_usable,
-    _consume and _persistent)."""
+    _consume, _entries and _persistent)."""
+
+    def _auto_chunk(self, what, iters, result_shape, dtype, row_extra):
+        """Iterations per chunk from the memory budget (vecjac/_memory.py), or None. One
+        iteration's working memory is estimated from the recorded values: cotangents of
+        the largest of them, a few at a time, plus `row_extra` elements of its row."""
+        result_bytes = check_fits(what, result_shape, dtype)
+        largest = max((o.size for e in self._entries for o in e.outputs), default=0)
+        row_bytes = (6 * largest + row_extra) * np.dtype(dtype).itemsize
+        return chunk_rows(iters, row_bytes, result_bytes)
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True, progress=False):
@@ -120,8 +130,10 @@ class JacobianMixin:
                               f"{target.dtype}", stacklevel=2)
             rows = [None] * len(flat_sources)
         else:
-            rows = _run(loop_fn, m, parallel_iterations, experimental_use_pfor, "jacobian",
-                        progress)
+            n = sum(s.size for s in flat_sources)
+            chunk = parallel_iterations if parallel_iterations is not None else \
+                self._auto_chunk("jacobian", m, (m, n), target.dtype, n)
+            rows = _run(loop_fn, m, chunk, experimental_use_pfor, "jacobian", progress)
         out = []
         for s, r in zip(flat_sources, rows):
             if r is None:
@@ -170,8 +182,9 @@ class JacobianMixin:
             seed = lib.reshape(apply(lib.BatchJacobianSeed, j, **seed_attrs), target.shape)
             return self._gradient(target, [source], seed, UnconnectedGradients.NONE)[0]
 
-        rows = _run(loop_fn, iters, parallel_iterations, experimental_use_pfor,
-                    "batch_jacobian", progress)
+        chunk = parallel_iterations if parallel_iterations is not None else \
+            self._auto_chunk("batch_jacobian", iters, out_shape, target.dtype, 0)
+        rows = _run(loop_fn, iters, chunk, experimental_use_pfor, "batch_jacobian", progress)
         self._consume()
         if rows is None:
             return lib.zeros(out_shape, dtype=target.dtype)

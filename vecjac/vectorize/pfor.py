@@ -300,13 +300,31 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
 
 
 def _chunked(run, iters, p, progress=None):
-    pieces, structure = [], None
+    """Run the loop p iterations at a time. With no transform active around the loop,
+    each chunk is written into one preallocated result as it comes (peak: the result plus
+    one chunk); otherwise the chunks are joined with a concat that the transforms see
+    (a Jacobian of a chunked Jacobian stays differentiable)."""
+    direct = not state.stack
+    pieces, buffers, structure = [], None, None
     for start in range(0, iters, p):
-        out, flat = run(min(p, iters - start), start)
-        structure = out
-        pieces.append(flat)
+        n = min(p, iters - start)
+        out, flat = run(n, start)
+        structure = nest.pack_sequence_as(out, [None] * len(flat)) if direct else out
+        if direct:
+            if buffers is None:
+                buffers = [None if x is None else np.empty((iters,) + x.shape[1:], x.dtype)
+                           for x in flat]
+            for buffer, x in zip(buffers, flat):
+                if buffer is not None:
+                    buffer[start:start + n] = x._value
+            del out, flat  # the chunk's arrays go before the next chunk runs
+        else:
+            pieces.append(flat)
         if progress is not None:
-            progress(min(p, iters - start))
+            progress(n)
+    if direct:
+        return nest.pack_sequence_as(structure, [None if b is None else Tensor(b)
+                                                 for b in buffers])
     flat = []
     for k in range(len(pieces[0])):
         parts = [piece[k] for piece in pieces]
