@@ -240,6 +240,8 @@ SPECS = {
                roles=dict(argnums="argnums", x="float", progress="bool", mode="jac_mode"),
                call=lambda fn, a, va: fn(**{k: v for k, v in a.items() if k != "x"})(a["x"]))
        for n in ("grad", "value_and_grad", "jacobian", "jacrev", "jacfwd", "hessian")},
+    "set_memory_budget": dict(args=dict(nbytes=None), roles=dict(nbytes="memory_budget"),
+                              call=lambda fn, a, va: (fn(**a), fn(None))[0]),
     "set_conversion_policy": dict(args=dict(policy="warn"),
                                   roles=dict(policy="conversion_policy")),
     "conversion_policy": dict(args=dict(policy="warn"), roles=dict(policy="conversion_policy"),
@@ -461,6 +463,8 @@ ROLE_BAD = {
                   ("tensor", [vj.constant(F(3))], False), ("object", [Opaque()], True),
                   ("dict", {}, True), ("int variable", [vj.Variable(np.arange(3))], True)],
     "newton_method": [("unknown", "bogus", True), ("int", 3, True), ("None", None, True)],
+    "memory_budget": [("negative", -1, True), ("zero", 0, True), ("float", 1.5, True),
+                      ("string", "1GB", True), ("bool", True, True), ("huge", 2 ** 40, False)],
     "conversion_policy": [("unknown", "loudly", True), ("int", 1, True), ("None", None, True),
                           ("upper case", "WARN", True)],
     "jac_mode": [("unknown", "sideways", True), ("int", 3, True), ("None", None, True),
