@@ -9,9 +9,9 @@
 # we integrate with a fixed-step fourth-order Runge-Kutta scheme written in vecjac ops,
 # then take the Jacobian of the whole trajectory $x(t_0), \dots, x(t_N)$ with respect to
 # the parameters $p = (m, c, k)$: a `(N + 1, 3)` matrix whose column $j$ is the
-# sensitivity $\partial x(t) / \partial p_j$. Reverse mode gives one row per time point;
-# vecjac computes all rows in one vectorized backward pass (pfor). Finite differences
-# check the result.
+# sensitivity $\partial x(t) / \partial p_j$. Forward mode gives one column per parameter
+# (three JVPs pushed through the simulation); reverse mode one row per time point; vecjac
+# vectorizes either over its seeds (pfor). Finite differences check the result.
 
 # %%
 import time
@@ -41,8 +41,8 @@ def rk4_step(f, y, dt):
     return y + (dt / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
 
 
-def trajectory(params, x0=1.0, v0=0.0, dt=DT, steps=STEPS):
-    """States [x, v] at t = 0, dt, ..., steps * dt: shape (steps + 1, 2)."""
+def trajectory(params, y0=(1.0, 0.0), dt=DT, steps=STEPS):
+    """States [x, v] at t = 0, dt, ..., steps * dt from y0 = [x(0), v(0)]: (steps + 1, 2)."""
     params = vj.convert_to_tensor(params)
     m, c, k = params[0], params[1], params[2]
 
@@ -50,7 +50,7 @@ def trajectory(params, x0=1.0, v0=0.0, dt=DT, steps=STEPS):
         x, v = y[0], y[1]
         return vj.stack([v, -(c * v + k * x) / m])
 
-    y = vj.constant([x0, v0])
+    y = vj.convert_to_tensor(y0)
     states = [y]
     for _ in range(steps):
         y = rk4_step(oscillator, y, dt)
@@ -89,14 +89,27 @@ assert err < 1e-5
 # ## The Jacobian of the trajectory
 #
 # `vj.jacobian(positions)` differentiates every one of the 201 positions with respect to
-# the three parameters. Each row is one reverse-mode pass; pfor runs all 201 of them as one
-# vectorized pass over the recorded RK4 steps.
+# the three parameters. Two ways to get it:
+#
+# - **reverse mode** (`mode="rev"`, `vj.jacrev`): one vector-Jacobian product per output,
+#   here 201 of them, each a backward pass over the recorded RK4 steps;
+# - **forward mode** (`mode="fwd"`, `vj.jacfwd`): one Jacobian-vector product per input,
+#   here 3 of them, each pushed along with the simulation, nothing recorded.
+#
+# vecjac vectorizes either over its seeds (pfor), so both are one pass in Python; the
+# difference is the size of what flows: 201 cotangents or 3 tangents per value. The
+# default, `mode="auto"`, takes the mode with fewer seeds: forward for a tall Jacobian
+# like this one (the first call learns the output size, later calls reuse the choice).
 
 # %%
-start = time.perf_counter()
-J = vj.jacobian(positions)(p0)
-elapsed = time.perf_counter() - start
-print(f"J: {J.shape}, computed in {elapsed:.2f} s")
+timings = {}
+for mode in ("rev", "fwd", "auto"):
+    jac_fn = vj.jacobian(positions, mode=mode)
+    jac_fn(p0)  # the first call decides the mode (auto)
+    start = time.perf_counter()
+    J = jac_fn(p0)
+    timings[mode] = time.perf_counter() - start
+print(f"J: {J.shape}; " + ", ".join(f"{m}: {s * 1e3:.0f} ms" for m, s in timings.items()))
 
 # %% [markdown]
 # ## Check against finite differences
@@ -172,3 +185,29 @@ print(f"prediction error: max {np.max(np.abs(predicted - actual)):.3f}, "
 # The linear prediction tracks the perturbed trajectory closely at first and drifts as the
 # accumulated phase shift makes the second-order terms matter: the Jacobian is a local
 # statement.
+
+# %% [markdown]
+# ## Sensitivity to the initial conditions, with jacfwd
+#
+# The same machinery answers "how does the trajectory move with where it starts?": the
+# Jacobian of the positions with respect to $y_0 = (x(0), v(0))$, two inputs, so forward
+# mode (`vj.jacfwd`). For this linear ODE the answer is known in closed form: the
+# columns are the two fundamental solutions,
+# $\partial x(t)/\partial x_0 = e^{-\gamma t}(\cos\omega t + \frac{\gamma}{\omega}\sin\omega t)$
+# and $\partial x(t)/\partial v_0 = e^{-\gamma t}\sin(\omega t)/\omega$.
+
+# %%
+J_y0 = vj.jacfwd(lambda y0: trajectory(p0, y0)[:, 0])(np.array([1.0, 0.0]))
+closed_form = np.stack([exact, np.exp(-gamma * t) * np.sin(omega * t) / omega], axis=1)
+print(f"J_y0: {J_y0.shape}, max |J_y0 - closed form| = "
+      f"{np.max(np.abs(J_y0.numpy() - closed_form)):.1e}")
+np.testing.assert_allclose(J_y0.numpy(), closed_form, atol=1e-5)
+
+fig, ax = plt.subplots()
+ax.plot(t, J_y0.numpy()[:, 0], label=r"$\partial x(t) / \partial x_0$")
+ax.plot(t, J_y0.numpy()[:, 1], label=r"$\partial x(t) / \partial v_0$")
+ax.plot(t[::8], closed_form[::8, 0], "o", ms=3, color="C0")
+ax.plot(t[::8], closed_form[::8, 1], "o", ms=3, color="C1")
+ax.set_xlabel("t")
+ax.set_title("Sensitivity to the initial conditions (lines: jacfwd, dots: closed form)")
+_ = ax.legend()
