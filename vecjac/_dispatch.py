@@ -29,8 +29,16 @@ def apply(op, *inputs, **attrs):
         if p is not None and (owner is None or p.level > owner.level):
             owner = p
     st = state
-    if st.followers:
-        owner = _innermost_follower(tensors, owner)
+    if st.followers:  # the innermost visible follower inside the loop, if one follows
+        hidden = st.hidden
+        for tr in reversed(st.followers):
+            if owner is not None and tr.level < owner.level:
+                break
+            if hidden and tr.level in hidden:
+                continue
+            if tr.follows(tensors):
+                owner = tr
+                break
     if owner is not None:
         return owner.process(op, tensors, attrs)
     out = op.forward(*[t._value for t in tensors], **attrs)
@@ -53,20 +61,6 @@ def _after_forward(op, tensors, outputs, attrs):
 
 
 lib.apply = apply  # Op.__call__ and the rules reach apply through the library namespace
-
-
-def _innermost_follower(tensors, owner):
-    """The innermost visible follower (accumulator, tracer) following an input, if it is
-    inside `owner` (the innermost pfor loop of a stacked input); else `owner`."""
-    hidden = state.hidden
-    for tr in reversed(state.followers):
-        if owner is not None and tr.level < owner.level:
-            break
-        if hidden and tr.level in hidden:
-            continue
-        if tr.follows(tensors):
-            return tr
-    return owner
 
 
 def record(op, inputs, outputs, attrs, above=0):

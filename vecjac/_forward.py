@@ -33,36 +33,6 @@ from ._unconnected import UnconnectedGradients, unconnected_mode
 from ._variables import Variable
 
 
-class _Release(weakref.ref):
-    """A weak reference to an output that tells the accumulator its tensor id when the
-    output dies (the tangent is then dropped)."""
-    __slots__ = ("tid",)
-
-    def __new__(cls, obj, callback, tid):
-        return super().__new__(cls, obj, callback)
-
-    def __init__(self, obj, callback, tid):
-        super().__init__(obj, callback)
-        self.tid = tid
-
-
-class _Refs(list):
-    """The live weak references (a reference itself must be kept alive for its callback
-    to run); pruned of dead ones as it grows."""
-
-    __slots__ = ("limit",)
-
-    def __init__(self):
-        super().__init__()
-        self.limit = 1024
-
-    def append(self, ref):
-        super().append(ref)
-        if len(self) > self.limit:
-            self[:] = [r for r in self if r() is not None]
-            self.limit = max(1024, 2 * len(self))
-
-
 def _primal_tensor(p, what):
     if isinstance(p, Variable):
         return p.read_value()
@@ -104,7 +74,7 @@ class ForwardAccumulator(Transform):
                                  "intended, please sum the corresponding tangents.")
             seen.add(id(p))
         self._tangents = {}   # tensor id -> tangent (None is zero)
-        self._refs = _Refs()  # drop the tangents of values that no longer exist
+        self._ref_tids = {}   # weak reference to an output -> its id: dropped when it dies
         self._release = self._release  # one bound method for every weak reference
         self._recording = False
         for k, (p, t) in enumerate(zip(flat_p, flat_t)):
@@ -191,9 +161,11 @@ class ForwardAccumulator(Transform):
         there are none (no loop value, no other follower, tape or observer): then the
         forward runs directly, which is most ops of a forward-mode sensitivity."""
         st = state
-        if st.tapes or st.observers or len(st.followers) > 1 or any(
-                t._pfor is not None for t in tensors):
+        if st.tapes or st.observers or len(st.followers) > 1:
             return apply(op, *tensors, **attrs)
+        for t in tensors:
+            if t._pfor is not None:
+                return apply(op, *tensors, **attrs)
         out = op.forward(*[t._value for t in tensors], **attrs)
         if op.n_outputs == 1:
             return Tensor(out if type(out) is np.ndarray else np.asarray(out))
@@ -223,10 +195,10 @@ class ForwardAccumulator(Transform):
                 dt = lib.cast(dt, o.dtype)
             tid = o._tid
             table[tid] = dt
-            self._refs.append(_Release(o, self._release, tid))
+            self._ref_tids[weakref.ref(o, self._release)] = tid
 
     def _release(self, ref):
-        self._tangents.pop(ref.tid, None)
+        self._tangents.pop(self._ref_tids.pop(ref, None), None)
 
 
 def derived_jvp(entry, tangents, single=True):

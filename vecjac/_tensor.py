@@ -40,7 +40,9 @@ class Tensor:
     <vj.Tensor: shape=(2,), dtype=float64, numpy=array([1., 2.])>
     """
 
-    __slots__ = ("_value", "_tid", "__weakref__")
+    # shape and dtype are plain attributes (set once: Tensors are immutable), not
+    # properties: they are read several times per op on every dispatch path
+    __slots__ = ("_value", "_tid", "shape", "dtype", "__weakref__")
     _pfor = None  # the pfor loop this value varies over; None for ordinary tensors
     # ndarray <op> Tensor arrives as a ufunc call in __array_ufunc__, which answers with the
     # Tensor's reflected operator; the priority still matters to NumPy-like objects.
@@ -49,16 +51,10 @@ class Tensor:
     def __init__(self, value, tid=None):
         self._value = value
         self._tid = _next_tid() if tid is None else tid
+        self.shape = value.shape
+        self.dtype = value.dtype
 
     # -- array protocol and properties ------------------------------------------------
-    @property
-    def shape(self):
-        return self._value.shape
-
-    @property
-    def dtype(self):
-        return self._value.dtype
-
     @property
     def ndim(self):
         return len(self.shape)
@@ -135,8 +131,7 @@ class Tensor:
             value_read(self, "__complex__")
         return complex(self._value)
 
-    def __hash__(self):
-        return id(self)
+    __hash__ = object.__hash__  # identity (== is elementwise, as in NumPy and TF2)
 
     def __repr__(self):
         return (f"<vj.Tensor: shape={self.shape}, dtype={self.dtype.name}, "

@@ -49,7 +49,8 @@ UNARY = sorted(n for n, op in REGISTRY.items()
                if _uses(op, converters.elementwise) and n != "SelectV2"
                and type(op).__module__ not in MATRIX_MODULES)
 BINARY = sorted(n for n, op in REGISTRY.items()
-                if _uses(op, converters.broadcasting) and n != "SelectV2")
+                if _uses(op, converters.broadcasting) and n != "SelectV2"
+                and len(inspect.signature(op.forward).parameters) == 2)  # not MulAdd
 REDUCTIONS = sorted(n for n, op in REGISTRY.items() if _uses(op, converters.reduction))
 
 

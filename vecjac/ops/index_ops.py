@@ -296,6 +296,8 @@ def getitem(x, key):
     differentiable and vectorize (x[i] with the pfor loop index i is x itself).
     """
     x = to_input(x, fn="getitem", arg="x")
+    if type(key) is int and x.shape and -x.shape[0] <= key < x.shape[0]:
+        return apply(StridedSlice, x, key=(key,))  # x[i]: the common case, nothing to check
     key = tuple(_canonical(k) for k in (key if isinstance(key, tuple) else (key,)))
     if not any(isinstance(k, Tensor) for k in key):
         _check_basic_key(x.shape, key)

@@ -25,11 +25,11 @@ def _transposed(self):
     return _a.transpose(self)
 
 
-_OPERATORS = {
-    "__add__": lambda x, y: _m.add(x, y), "__radd__": lambda x, y: _m.add(y, x),
-    "__sub__": lambda x, y: _m.subtract(x, y), "__rsub__": lambda x, y: _m.subtract(y, x),
-    "__mul__": lambda x, y: _m.multiply(x, y), "__rmul__": lambda x, y: _m.multiply(y, x),
-    "__truediv__": lambda x, y: _m.divide(x, y),
+_OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
+    "__add__": _m.add, "__radd__": lambda x, y: _m.add(y, x),
+    "__sub__": _m.subtract, "__rsub__": lambda x, y: _m.subtract(y, x),
+    "__mul__": _m.multiply, "__rmul__": lambda x, y: _m.multiply(y, x),
+    "__truediv__": _m.divide,
     "__rtruediv__": lambda x, y: _m.divide(y, x),
     "__floordiv__": lambda x, y: _m.floordiv(x, y),
     "__rfloordiv__": lambda x, y: _m.floordiv(y, x),

@@ -22,14 +22,8 @@ class StackedTensor(Tensor):
         self._pfor = loop
         self._tid = plain._tid
         self._value = plain._value
-
-    @property
-    def shape(self):
-        return self._plain.shape[1:]
-
-    @property
-    def dtype(self):
-        return self._plain.dtype
+        self.shape = plain.shape[1:]  # the per-iteration shape
+        self.dtype = plain.dtype
 
     def numpy(self):
         raise TypeError("numpy() of a loop-variant value inside pfor / vectorized_map: "
