@@ -34,6 +34,9 @@ from ._unconnected import UnconnectedGradients
 from .vectorize.pfor import _check_parallel_iterations, for_loop, pfor
 
 _ZERO = UnconnectedGradients.ZERO
+# at most this many seeds run as the plain loop: one seed has nothing to vectorize, and
+# pfor's stacked values only cost there (measured in benchmarks/jacobians.py)
+_LOOP_SEEDS = 1
 _MODES = ("auto", "fwd", "rev")
 
 __all__ = ["jacobian", "jacrev", "jacfwd", "batch_jacobian", "hessian"]
@@ -64,7 +67,8 @@ def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
     if on_output is not None and on_output(ys) == "fwd":
         return None
     jacs = [pack(tape.jacobian(t, flat, unconnected_gradients=_ZERO, parallel_iterations=p,
-                               progress=progress), structures, many) for t in ys]
+                               progress=progress, experimental_use_pfor=t.size > _LOOP_SEEDS),
+                 structures, many) for t in ys]
     return _per_output(y, jacs), aux
 
 
@@ -101,7 +105,7 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
     if n == 0:  # nothing to seed: f once for the output shapes
         loop_fn(Tensor(np.asarray(0)))
         columns = [lib.zeros((0,) + t.shape, dtype=t.dtype) for t in seen["ys"]]
-    elif p == 1:
+    elif p == 1 or n <= _LOOP_SEEDS:
         columns = for_loop(loop_fn, n, progress="jacfwd" if progress else False)
     else:
         columns = pfor(loop_fn, n, parallel_iterations=p,
