@@ -281,6 +281,25 @@ def test_values_match_numpy(name, f, args, order):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-12, atol=1e-12)
 
 
+F32_CASES = [c for c in CASES if c[0] != "dot_scalar"]  # np.dot(float32, 2.0) is float64
+
+
+@pytest.mark.parametrize("name,f,args,order", F32_CASES, ids=[c[0] for c in F32_CASES])
+def test_float32_values_and_dtypes_match_numpy(name, f, args, order):
+    """float32 inputs: the result has NumPy's dtype (float32 stays float32, np.interp
+    widens ...) and NumPy's float32 values."""
+    args = [a.astype(np.float32) if a.dtype == np.float64 else a for a in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # np.cross of 2-vectors
+        expected = _leaves(f(*args))
+        got = _leaves(f(*[vj.constant(a) for a in args]))
+    for g, e in zip(got, expected):
+        e = np.asarray(e)
+        g = g.numpy() if isinstance(g, vj.Tensor) else np.asarray(g)
+        assert g.shape == e.shape and g.dtype == e.dtype, (g.shape, g.dtype, e.shape, e.dtype)
+        np.testing.assert_allclose(g, e, rtol=2e-5, atol=2e-5)
+
+
 @pytest.mark.parametrize("name,f,args,order", [c for c in CASES if c[3]],
                          ids=[c[0] for c in CASES if c[3]])
 def test_gradients_through_numpy_calls(name, f, args, order):
@@ -497,3 +516,137 @@ def test_arctan2_on_the_axes_value_and_gradient():
     gy, gx = tape.gradient(r, [ty, tx])
     np.testing.assert_allclose(gy.numpy(), x / (x**2 + y**2), atol=1e-15)
     np.testing.assert_allclose(gx.numpy(), -y / (x**2 + y**2), atol=1e-15)
+
+
+# -- what the cases above cannot express ---------------------------------------------------
+T34, V4 = vj.constant(np.ones((3, 4))), vj.constant(np.arange(4.0))
+ERRORS = [  # (call, error, the function and argument it names)
+    (lambda: np.flip(T34, axis=5), np.exceptions.AxisError, r"np\.flip: axis"),
+    (lambda: np.roll(T34, 1, axis=5), np.exceptions.AxisError, r"np\.roll: axis"),
+    (lambda: np.trace(T34, axis1=0, axis2=9), np.exceptions.AxisError, r"np\.trace: axis2"),
+    (lambda: np.fliplr(V4), ValueError, r"np\.fliplr: m must be at least 2-d"),
+    (lambda: np.repeat(T34, -1), ValueError, r"np\.repeat: repeats may not"),
+    (lambda: np.repeat(T34, [1, 2], axis=1), ValueError, r"np\.repeat: repeats of shape"),
+    (lambda: np.linalg.matrix_power(vj.constant(np.eye(2)), 1.5), TypeError,
+     r"np\.linalg\.matrix_power: the exponent n"),
+    (lambda: np.take_along_axis(T34, np.ones((3, 1)), 1), TypeError,
+     r"np\.take_along_axis: indices must be integers"),
+    (lambda: np.take_along_axis(T34, np.full((3, 1), 9), 1), IndexError,
+     r"np\.take_along_axis: index 9 is out of bounds"),
+    (lambda: np.select([T34 > 0], [T34, T34]), ValueError, r"np\.select: condlist and choicelist"),
+    (lambda: np.select([T34], [T34]), TypeError, r"np\.select: condlist\[0\]"),
+    (lambda: np.interp(V4, [0.0, 1.0], [1.0, 2.0, 3.0]), ValueError, r"np\.interp: fp and xp"),
+    (lambda: np.linalg.eigh(vj.constant(np.eye(2)), UPLO="X"), ValueError,
+     r"np\.linalg\.eigh: UPLO"),
+    (lambda: np.linalg.svd(V4), np.linalg.LinAlgError, r"np\.linalg\.svd: a must be at least"),
+    (lambda: np.linalg.lstsq(T34, V4), np.linalg.LinAlgError, r"np\.linalg\.lstsq: incompatible"),
+    (lambda: np.rot90(T34, axes=(0, 0)), ValueError, r"np\.rot90: axes must be different"),
+    (lambda: np.moveaxis(T34, [0, 1], [0]), ValueError, r"np\.moveaxis: source and destination"),
+    (lambda: np.linspace(vj.constant(0.0), 1.0, -1), ValueError, r"np\.linspace: num"),
+    (lambda: np.gradient(T34, edge_order=3), ValueError, r"np\.gradient: edge_order"),
+    (lambda: np.diagonal(V4), ValueError, r"np\.diagonal: the array must be at least 2-d"),
+    (lambda: np.array_split(T34, 0), ValueError, r"np\.array_split: indices_or_sections"),
+    (lambda: np.dsplit(T34, 2), ValueError, r"np\.dsplit: only works on arrays of 3"),
+    (lambda: np.cross(T34, T34), ValueError, r"np\.cross: incompatible dimensions"),
+    (lambda: np.partition(T34, 9), ValueError, r"np\.partition: kth=9"),
+    (lambda: np.searchsorted(T34, 1.0), ValueError, r"np\.searchsorted: a must be 1-D"),
+    (lambda: np.take(T34, [0], mode="bogus"), ValueError, r"np\.take: mode"),
+    (lambda: np.linalg.norm(T34, "bogus"), ValueError, r"np\.linalg\.norm: invalid norm order"),
+    (lambda: np.linalg.norm(V4, "fro", axis=0), ValueError, r"for vectors"),
+    (lambda: np.einsum(T34, [0, 99]), ValueError, r"np\.einsum: sublist labels"),
+    (lambda: np.put_along_axis(np.ones((3, 4)), np.zeros((3, 1), int), V4[:1][None], 1),
+     TypeError, r"np\.put_along_axis: arr is a NumPy array"),
+]
+
+
+@pytest.mark.parametrize("k", range(len(ERRORS)))
+def test_bad_arguments_raise_numpys_error_naming_the_function(k):
+    call, error, match = ERRORS[k]
+    with pytest.raises(error, match=match):
+        call()
+
+
+def _gradient_of(f, *xs):
+    ts = [vj.constant(x) for x in xs]
+    with vj.GradientTape() as tape:
+        tape.watch(ts)
+        y = vj.reduce_sum(f(*ts))
+    return [g.numpy() for g in tape.gradient(y, ts)]
+
+
+def test_nan_handling_gradients():
+    """Where NaN / inf are replaced or skipped, the derivative is 0, elsewhere the usual
+    one, and never NaN (finite differences cannot step from a NaN: exact values here)."""
+    finite = np.isfinite(NF)
+    (g,) = _gradient_of(np.nan_to_num, NF)
+    np.testing.assert_array_equal(g, finite * 1.0)
+    gx, gy = _gradient_of(np.fmax, NF, A2)
+    x_wins = ~np.isnan(NF) & (np.nan_to_num(NF, nan=-np.inf) >= A2)
+    np.testing.assert_array_equal(gx, x_wins * 1.0)
+    np.testing.assert_array_equal(gy, 1.0 - x_wins)
+    gx, gy = _gradient_of(np.fmin, A2, NF)
+    y_wins = ~np.isnan(NF) & (np.nan_to_num(NF, nan=np.inf) < A2)
+    np.testing.assert_array_equal(gy, y_wins * 1.0)
+
+
+def test_logaddexp_extremes_ties_and_precision():
+    x = np.array([0.0, 3.0, np.inf, -np.inf, np.inf, np.nan, 0.0, 1e3])
+    y = np.array([-40.0, 3.0, np.inf, -np.inf, 1.0, 1.0, -800.0, -1e3])
+    for f in (np.logaddexp, np.logaddexp2):
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_allclose(f(vj.constant(x), vj.constant(y)).numpy(), f(x, y),
+                                       rtol=1e-13, atol=0)
+    # at a tie each input gets half (a max-based formula would give one of them 1)
+    gx, gy = _gradient_of(np.logaddexp, np.array([3.0, -1.0]), np.array([3.0, -1.0]))
+    np.testing.assert_allclose(gx, 0.5)
+    np.testing.assert_allclose(gy, 0.5)
+
+
+def test_sinc_derivatives_at_zero():
+    x = vj.constant(np.array([0.0, 1e-9]))
+    with vj.GradientTape() as outer:
+        outer.watch(x)
+        with vj.GradientTape() as inner:
+            inner.watch(x)
+            y = vj.reduce_sum(np.sinc(x))
+        g = inner.gradient(y, x)
+        total = vj.reduce_sum(g)
+    h = outer.gradient(total, x)
+    np.testing.assert_allclose(g.numpy(), [0.0, -np.pi**2 / 3 * 1e-9], atol=1e-20)
+    np.testing.assert_allclose(h.numpy(), -np.pi**2 / 3, rtol=1e-12)
+
+
+@pytest.mark.parametrize("a,b", [(M, W), (np.outer(W, [1.0, 2.0]), W), (A, W),
+                                 (B, X3)], ids=["tall", "rank1", "wide", "matrix_rhs"])
+def test_lstsq_rank_and_residuals_match_numpy(a, b):
+    x, residuals, rank, s = np.linalg.lstsq(vj.constant(a), vj.constant(b))
+    ex, eres, erank, es = np.linalg.lstsq(a, b)
+    assert type(rank) is int and rank == erank
+    assert isinstance(residuals, vj.Tensor) and residuals.shape == eres.shape
+    np.testing.assert_allclose(residuals.numpy(), eres, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(x.numpy(), ex, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(s.numpy(), es, rtol=1e-12)
+
+
+def test_put_along_axis_returns_a_new_array_and_writes_nothing():
+    a = vj.constant(A)
+    idx = np.array([[1], [0], [3]])
+    out = np.put_along_axis(a, idx, vj.constant(W[:, None]), axis=1)
+    expected = A.copy()
+    np.put_along_axis(expected, idx, W[:, None], axis=1)
+    np.testing.assert_array_equal(out.numpy(), expected)
+    np.testing.assert_array_equal(a.numpy(), A)  # the input is unchanged
+
+
+def test_svd_full_matrices_extra_columns_have_nan_derivatives():
+    """np.linalg.svd's default full_matrices=True on a non-square matrix: the extra columns
+    of U are any orthonormal complement, so their derivative is NaN, not a silent value;
+    S and the first k columns differentiate normally."""
+    x = vj.constant(M)  # 3 x 2: U is 3 x 3, its last column the arbitrary one
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        r = np.linalg.svd(x)
+        defined = vj.reduce_sum(r.S) + vj.reduce_sum(r.U[:, :2] ** 2)
+        arbitrary = vj.reduce_sum(r.U[:, 2] ** 3)
+    assert np.all(np.isfinite(tape.gradient(defined, x).numpy()))
+    assert np.all(np.isnan(tape.gradient(arbitrary, x).numpy()))

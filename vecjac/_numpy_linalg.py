@@ -163,12 +163,12 @@ def _lstsq(a, b, rcond=None):
     if "c" in (_dtype(a).kind, _dtype(b).kind):
         raise _Unsupported("complex matrices")
     a, b = _float_common([a, b])
+    if a.ndim != 2 or b.ndim not in (1, 2):
+        raise np.linalg.LinAlgError(f"{fn}: a must be 2-D and b 1-D or 2-D, got shapes "
+                                    f"{a.shape} and {b.shape}")
     vector = b.ndim == 1
     if vector:
         b = _a.expand_dims(b, -1)
-    if a.ndim != 2 or b.ndim != 2:
-        raise np.linalg.LinAlgError(f"{fn}: a and b must be 2-D (b may be 1-D), got shapes "
-                                    f"{a.shape} and {_shape(b)}")
     m, n = a.shape
     if b.shape[0] != m:
         raise np.linalg.LinAlgError(f"{fn}: incompatible dimensions: a has {m} rows, b "

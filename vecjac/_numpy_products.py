@@ -221,7 +221,8 @@ def _summed_diagonal(d, dtype):
 
 @_functions("vj.reduce_sum of the diagonal (axes moved last)", "trace")
 def _trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    return _summed_diagonal(_diagonal(a, offset, axis1, axis2), dtype)
+    return _summed_diagonal(_diagonal_last(_to_last_two(a, axis1, axis2, "np.trace"), offset),
+                            dtype)
 
 
 @_functions("vj.reduce_sum of the diagonal", "linalg.trace")

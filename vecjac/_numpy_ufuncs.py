@@ -147,7 +147,8 @@ def _arctan2(y, x):
     xs = _m.where(_m.equal(x, 0), one, x)
     ys = _m.where(_m.equal(y, 0), one, y)
     near_x = _u.atan(_m.divide(y, xs))
-    turn = _m.where(_m.greater_equal(y, 0), math.pi, -math.pi)
+    turn = _m.where(_m.greater_equal(y, 0), _m.multiply(one, math.pi),
+                    _m.multiply(one, -math.pi))  # in the inputs' dtype (float32 stays)
     near_x = _m.where(_m.less(x, 0), _m.add(near_x, turn), near_x)
     near_y = _m.subtract(_m.multiply(_u.sign(y), math.pi / 2), _u.atan(_m.divide(x, ys)))
     return _m.where(_m.greater_equal(_u.abs(x), _u.abs(y)), near_x, near_y)

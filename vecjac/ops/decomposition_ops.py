@@ -18,15 +18,16 @@ and vectorize again):
 - lstsq (normal equations, MatrixSolveLs as TF): see MatrixSolveLs.
 
 Degenerate spectra. Singular values and eigenvalues, and anything computed from them
-alone, always have the right gradient (their terms do not involve F). The singular /
-eigen *vectors* are not differentiable where two values coincide (the vectors of that
-subspace are not unique): F's entries for equal values are set to 0 (TF's safe
-reciprocal), which gives the exact gradient of every function that does not depend on
-the choice of basis inside the degenerate subspace, and a finite value of no meaning
-otherwise. Likewise S^-1 is taken as 0 where a singular value is exactly 0 (the
-projection terms of a rank-deficient non-square matrix). With full_matrices=True on a
-non-square matrix the extra columns of u (or v) are an arbitrary orthonormal complement:
-a gradient or tangent that reaches them is NaN (never a silent value).
+alone, always have the right gradient and JVP (no 1 / gap term reaches them: the vectors'
+cotangents are zero). Where two values tie exactly, the vectors are not unique and have
+no derivative: a gradient or tangent that reaches them through such a pair is NaN, never
+a silent number (that includes functions that do not depend on the basis inside the
+degenerate subspace, such as u diag(s) v^T, whose derivative exists but is a 0 / 0 these
+formulas cannot resolve). Near a tie the 1 / gap terms are large and lose accuracy, as in
+every autodiff system. A zero singular value of a non-square matrix is a tie of the same
+kind for the projection terms. With full_matrices=True on a non-square matrix the extra
+columns of u (or v) are an arbitrary orthonormal complement: a gradient or tangent that
+reaches them is NaN.
 """
 import numpy as np
 
@@ -44,26 +45,38 @@ __all__ = ["svd", "eigh", "eigvalsh", "pinv", "lstsq"]
 
 
 # -- helpers of the gradient formulas ---------------------------------------------------
-def _safe_reciprocal(x):
-    """1 / x, and 0 where x == 0 (TF's _SafeReciprocal): finite, smooth, no NaN."""
-    tiny = 1e-20 if x.dtype == np.float64 else 1e-30
-    return x / (x * x + tiny)
+def _used(*cotangents):
+    """(..., 1, 1): does any of these cotangents (tangents) of vectors reach the matrix?
+    Not where only the values are used: their zero cotangents keep ties harmless."""
+    flags = [lib.reduce_any(lib.not_equal(c, 0), axis=(-2, -1), keepdims=True)
+             for c in cotangents]
+    return flags[0] if len(flags) == 1 else lib.logical_or(flags[0], flags[1])
 
 
-def _gaps_inverse(values):
-    """F with F[..., i, j] = 1 / (values_j - values_i), 0 on the diagonal and for ties.
-
-    The constant off-diagonal mask keeps the diagonal's cotangent at zero: the safe
-    reciprocal's slope at 0 is 1 / tiny, and values_i - values_i would cancel it only
-    after rounding away everything else (second derivatives)."""
-    n = values.shape[-1]
-    off = Tensor((1 - np.eye(n)).astype(values.dtype))
-    return _safe_reciprocal(lib.expand_dims(values, -2) - lib.expand_dims(values, -1)) * off
+def _nan(dtype):
+    return Tensor(np.array(np.nan, dtype))
 
 
-def _inverse_or_zero(s):
-    zero = lib.equal(s, 0)
-    return lib.where(zero, 0, 1 / lib.where(zero, 1, s))
+def _pairwise(num, values, sign, used):
+    """num[..., i, j] / (values_j + sign * values_i) off the diagonal, 0 on it. Where two
+    values tie (a zero denominator) the vectors are not unique: NaN if `used`, else 0. A
+    select, not a safe reciprocal (whose slope 1 / tiny at 0 wrecks second derivatives)."""
+    n = num.shape[-1]
+    off = 1 - np.eye(n)
+    num = num * Tensor(off.astype(num.dtype))
+    den = lib.expand_dims(values, -2) + sign * lib.expand_dims(values, -1)
+    zero = lib.equal(den, 0)
+    tie = lib.logical_and(zero, Tensor(off.astype(bool)))
+    quotient = num / lib.where(zero, 1, den)
+    return lib.where(lib.logical_and(tie, used), _nan(num.dtype), quotient)
+
+
+def _over_columns(num, s, used):
+    """num / s column by column (num (..., r, k), s (..., k)); NaN where s is 0 and
+    `used` (the projection terms of a rank-deficient non-square matrix)."""
+    zero = lib.equal(lib.expand_dims(s, -2), 0)
+    quotient = num / lib.where(zero, 1, lib.expand_dims(s, -2))
+    return lib.where(lib.logical_and(zero, used), _nan(num.dtype), quotient)
 
 
 def _nan_where_nonzero(t, shape):
@@ -139,17 +152,19 @@ class Svd(Op):
             u, gu = (u[..., :k], gu[..., :k]) if tall else (u, gu)
             v, gv = (v, gv) if tall else (v[..., :k], gv[..., :k])
         ut, vt = matrix_transpose(u), matrix_transpose(v)
-        f = _gaps_inverse(s * s)
-        s_row, s_col = lib.expand_dims(s, -2), lib.expand_dims(s, -1)
+        used = _used(gu, gv)
         utgu, vtgv = matmul(ut, gu), matmul(vt, gv)
-        middle = (diag(gs) + f * (utgu - matrix_transpose(utgu)) * s_row
-                  + s_col * (f * (vtgv - matrix_transpose(vtgv))))
+        x, y = utgu - matrix_transpose(utgu), vtgv - matrix_transpose(vtgv)
+        # F o X S + S (F o Y), F_ij = 1 / (s_j^2 - s_i^2), split over s_j - s_i and
+        # s_j + s_i: a quotient is then 0 / 0 only where two values tie
+        middle = (diag(gs) + 0.5 * _pairwise(x + y, s, -1, used)
+                  + 0.5 * _pairwise(x - y, s, 1, used))
         ga = matmul(u, matmul(middle, vt))
-        inv_row = lib.expand_dims(_inverse_or_zero(s), -2)
         if m > k:
-            ga = ga + matmul((gu - matmul(u, utgu)) * inv_row, vt)
+            ga = ga + matmul(_over_columns(gu - matmul(u, utgu), s, used), vt)
         if n > k:
-            ga = ga + matmul(u * inv_row, matrix_transpose(gv - matmul(v, vtgv)))
+            ga = ga + matmul(u, matrix_transpose(_over_columns(gv - matmul(v, vtgv), s,
+                                                               used)))
         return ga if extra is None else ga + extra
 
     def jvp(self, e, t):
@@ -163,17 +178,15 @@ class Svd(Op):
         uk, vk = (u[..., :k], v[..., :k]) if cut else (u, v)
         dp = matmul(matrix_transpose(uk), matmul(t, vk))
         ds = diag_part(dp)
-        f = _gaps_inverse(s * s)
-        s_row, s_col = lib.expand_dims(s, -2), lib.expand_dims(s, -1)
-        dps, sdp = dp * s_row, s_col * dp
-        du = matmul(uk, f * (dps + matrix_transpose(dps)))
-        dv = matmul(vk, f * (sdp + matrix_transpose(sdp)))
-        inv_row = lib.expand_dims(_inverse_or_zero(s), -2)
+        used = _used(t)
+        sym, skew = (dp + matrix_transpose(dp)) * 0.5, (dp - matrix_transpose(dp)) * 0.5
+        along, across = _pairwise(sym, s, -1, used), _pairwise(skew, s, 1, used)
+        du, dv = matmul(uk, along + across), matmul(vk, along - across)
         if m > k:
-            du = du + (matmul(t, vk) - matmul(uk, dp)) * inv_row
+            du = du + _over_columns(matmul(t, vk) - matmul(uk, dp), s, used)
         if n > k:
-            dv = dv + (matmul(matrix_transpose(t), uk) - matmul(vk, matrix_transpose(dp))) \
-                * inv_row
+            dv = dv + _over_columns(matmul(matrix_transpose(t), uk)
+                                    - matmul(vk, matrix_transpose(dp)), s, used)
         if cut:
             if m > n:
                 du = lib.concat([du, _nan_where_nonzero(t, u.shape[:-1] + (m - k,))], -1)
@@ -230,7 +243,9 @@ class SelfAdjointEigV2(Op):
 
     def gradient(self, e, ge, gv):
         w, v = e.outputs
-        middle = diag(ge) + _gaps_inverse(w) * matmul(matrix_transpose(v), gv)
+        p = matmul(matrix_transpose(v), gv)
+        # only the antisymmetric part of V^T gV survives the symmetrization
+        middle = diag(ge) + 0.5 * _pairwise(p - matrix_transpose(p), w, -1, _used(gv))
         g = matmul(v, matmul(middle, matrix_transpose(v)))
         n = g.shape[-1]
         return (g + matrix_transpose(g)) * _triangle_mask(n, True, g.dtype, 0.5)
@@ -243,7 +258,7 @@ class SelfAdjointEigV2(Op):
         strict = t * _triangle_mask(n, True, t.dtype, 0.0)
         sym = t * _triangle_mask(n, True, t.dtype, 1.0) + matrix_transpose(strict)
         dp = matmul(matrix_transpose(v), matmul(sym, v))
-        return diag_part(dp), matmul(v, _gaps_inverse(w) * dp)
+        return diag_part(dp), matmul(v, _pairwise(dp, w, -1, _used(t)))
 
 
 def eigh(tensor, name=None):
@@ -342,15 +357,22 @@ class MatrixSolveLs(Op):
     def forward(self, a, b, l2):
         m, n = a.shape[-2:]
         at = np.swapaxes(a, -1, -2)
-        try:
-            if m >= n:
-                gram = at @ a + l2 * np.eye(n, dtype=a.dtype)
-                return np.linalg.solve(gram, at @ b)
-            gram = a @ at + l2 * np.eye(m, dtype=a.dtype)
-            return at @ np.linalg.solve(gram, b)
-        except np.linalg.LinAlgError:
+        gram = (at @ a if m >= n else a @ at) + l2 * np.eye(min(m, n), dtype=a.dtype)
+        # full rank, numerically: a Cholesky factor without tiny pivots (as TF, which
+        # solves by Cholesky); otherwise the normal equations give noise
+        if gram.size and not self._full_rank(gram):
             raise _linalg_error("lstsq", "matrix is rank deficient (a^T a is singular); "
-                                "use fast=False or l2_regularizer > 0") from None
+                                "use fast=False or l2_regularizer > 0")
+        return np.linalg.solve(gram, at @ b) if m >= n else at @ np.linalg.solve(gram, b)
+
+    @staticmethod
+    def _full_rank(gram):
+        try:
+            pivots = np.diagonal(np.linalg.cholesky(gram), axis1=-2, axis2=-1) ** 2
+        except np.linalg.LinAlgError:
+            return False
+        scale = np.diagonal(gram, axis1=-2, axis2=-1).max(axis=-1, keepdims=True)
+        return bool(np.all(pivots > 10 * gram.shape[-1] * np.finfo(gram.dtype).eps * scale))
 
     def _gram(self, a, l2):
         m, n = a.shape[-2:]
