@@ -9,7 +9,6 @@ An argument an adapter cannot express raises _Unsupported: NumPy then computes t
 plain arrays (with a NotDifferentiableWarning once per function).
 """
 import math
-import numbers
 import operator
 
 import numpy as np
@@ -19,8 +18,6 @@ from ._numpy_tables import _dtype, _functions, _is_vj, _Unsupported
 from ._tensor import Tensor
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
-from .ops import index_ops as _i
-from .ops import layout_ops as _l
 from .ops import math_ops as _m
 from .ops import norm_ops as _n
 from .ops import reduce_ops as _r

@@ -34,12 +34,11 @@ import numpy as np
 from .._tensor import Tensor
 from ..vectorize.converters import elementwise
 from .._registry import Op, lib, register
-from .._dispatch import apply, to_input
+from .._dispatch import apply
 from .._samples import Arg, Sample
-from .linalg_ops import (_bool, _linalg_error, _matrix, _real, _triangle_mask, diag,
-                         diag_part, solve)
+from .linalg_ops import (_bool, _linalg_error, _matrix, _matrix_and_rhs, _triangle_mask,
+                         diag, diag_part, solve)
 from .linear_ops import matmul, matrix_transpose
-from .._shapes import broadcast_shape
 
 __all__ = ["svd", "eigh", "eigvalsh", "pinv", "lstsq"]
 
@@ -435,17 +434,7 @@ def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     fast=False is the minimum-norm least-squares solution through the pseudo-inverse
     (any rank; with l2_regularizer > 0 the regularized problem as above).
     """
-    a = _matrix(matrix, "lstsq", "matrix", square=False)
-    b = _real(to_input(rhs, (a,), "lstsq", "rhs"), "lstsq", "rhs")
-    if b.ndim < 2:
-        raise ValueError(f"lstsq: rhs must have rank >= 2 (shape (..., m, k)), got shape "
-                         f"{b.shape}")
-    if b.dtype != a.dtype:
-        raise TypeError(f"lstsq: matrix dtype {a.dtype} and rhs dtype {b.dtype} differ")
-    if b.shape[-2] != a.shape[-2]:
-        raise ValueError(f"lstsq: rhs has shape {b.shape}, its dimension -2 must equal the "
-                         f"number of rows {a.shape[-2]} of matrix (shape {a.shape})")
-    broadcast_shape("lstsq", a.shape[:-2], b.shape[:-2], names=("matrix batch", "rhs batch"))
+    a, b = _matrix_and_rhs(matrix, rhs, "lstsq", square=False)
     if isinstance(l2_regularizer, (bool, np.bool_)) or not isinstance(
             l2_regularizer, (int, float, np.integer, np.floating)):
         raise TypeError(f"lstsq: l2_regularizer must be a non-negative float, got "
