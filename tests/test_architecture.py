@@ -123,7 +123,7 @@ def test_op_library_imports_no_transform_internals(module):
 # -- the public surface --------------------------------------------------------------------
 PUBLIC_VJ = """
 GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
-Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin asin asinh atan atanh
+Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin argsort asin asinh atan atanh
 autodiff batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
 clip_by_value complex128 complex64 concat cond constant conversion_policy convert_to_tensor cos
 cosh cumprod
@@ -135,9 +135,9 @@ log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
 matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
 one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
-reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy selu
-set_conversion_policy set_memory_budget shape
-sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax
+reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy
+searchsorted selu set_conversion_policy set_memory_budget shape
+sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax sort
 softmax_cross_entropy_with_logits softplus softsign split sqrt square squared_difference
 squeeze stack stop_gradient strided_slice subtract swish tan tanh tensor_scatter_nd_add
 tensor_scatter_nd_update tensordot testing tile transpose truediv uint8 unstack
@@ -153,6 +153,38 @@ def test_public_surface_of_vj_is_pinned():
     names = _public(vj)
     assert names == sorted(PUBLIC_VJ), (f"added: {sorted(set(names) - set(PUBLIC_VJ))}, "
                                         f"removed: {sorted(set(PUBLIC_VJ) - set(names))}")
+
+
+PUBLIC_LINALG = """
+cholesky clip_by_norm clip_by_value det diag diag_part eigh eigvalsh inv l2_normalize logdet
+lstsq matmul matrix_transpose matvec norm pinv slogdet solve svd trace triangular_solve
+""".split()
+
+PUBLIC_MATH = """
+abs acos acosh add argmax argmin asin asinh atan atanh cast ceil clip_by_norm clip_by_value
+cos cosh cumprod cumsum divide einsum equal erf erfc exp expm1 floor floor_div floordiv
+floormod greater greater_equal is_finite is_inf is_nan l2_normalize less less_equal log log1p
+logical_and logical_not logical_or logical_xor matmul matrix_transpose maximum minimum mod
+multiply negative norm not_equal pow realdiv reciprocal reduce_all reduce_any
+reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
+reduce_std reduce_sum reduce_variance round rsqrt sign sin sinh sqrt square
+squared_difference subtract tan tanh tensordot truediv where xdivy xlogy
+""".split()
+
+PUBLIC_NN = """
+batch_normalization elu gelu leaky_relu log_softmax moments relu relu6 selu sigmoid
+sigmoid_cross_entropy_with_logits silu softmax softmax_cross_entropy_with_logits softplus
+softsign swish
+""".split()
+
+
+@pytest.mark.parametrize("namespace,pinned", [("linalg", PUBLIC_LINALG), ("math", PUBLIC_MATH),
+                                              ("nn", PUBLIC_NN)])
+def test_public_surface_of_namespaces_is_pinned(namespace, pinned):
+    names = _public(getattr(vj, namespace))
+    assert names == sorted(pinned), (f"vj.{namespace} added: "
+                                     f"{sorted(set(names) - set(pinned))}, removed: "
+                                     f"{sorted(set(pinned) - set(names))}")
 
 
 def test_no_internal_module_is_public():

@@ -44,6 +44,7 @@ from .ops.array_ops import *  # noqa: F401,F403,E402
 from .ops.index_ops import *  # noqa: F401,F403,E402
 from .ops.creation_ops import *  # noqa: F401,F403,E402
 from .ops.layout_ops import *  # noqa: F401,F403,E402
+from .ops.sort_ops import *  # noqa: F401,F403,E402
 from .ops.onehot_ops import *  # noqa: F401,F403,E402
 from .ops.control_flow_ops import *  # noqa: F401,F403,E402
 from .ops.nn_ops import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)

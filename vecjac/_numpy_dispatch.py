@@ -3,8 +3,15 @@
 `np.sin(t)`, `np.sum(t, axis=0)`, `np_array @ t`, `np.concatenate([t, a])` ... dispatch to
 the vecjac op of the same meaning, so the result is a Tensor that tapes follow and that
 vectorizes inside pfor (beyond TF, where leaving for NumPy silently breaks the gradient).
-Arguments follow NumPy's signatures; the adapters below translate them (axis=None means
-"all axes", np.dot's contraction rule, split points vs sizes, ddof ...).
+Arguments follow NumPy's signatures; the adapters translate them (axis=None means "all
+axes", np.dot's contraction rule, split points vs sizes, ddof ...) and raise NumPy's
+errors naming the function and the argument. They live by family in vecjac/_numpy_*.py:
+functions (reductions, selection, creation), shapes (joining, splitting, axes), arrange
+(flips, rolls, repeats, triangles), indexing (take, sort, partition, searchsorted,
+select), math (diff, gradient, linspace, interp, sinc, nan_to_num, real / imag),
+products (dot ... einsum, kron, cross, trace, diagonals), linalg (np.linalg) and ufuncs.
+One deliberate difference: np.put_along_axis returns the new array and writes nothing
+(Tensors are immutable); given a NumPy array to write into, it raises TypeError.
 
 A NumPy function with no entry here still runs, on the plain arrays, and returns NumPy's
 result; the first time it does so on a floating input that an active tape follows, it
@@ -28,6 +35,7 @@ checks that this copy is current; regenerate with
 | `np.amax`, `np.max` | `vj.reduce_max` |
 | `np.amin`, `np.min` | `vj.reduce_min` |
 | `np.any` | `vj.reduce_any` |
+| `np.append` | `vj.concat (axis=None: both flattened)` |
 | `np.arccos` | `vj.acos` |
 | `np.arccosh` | `vj.acosh` |
 | `np.arcsin` | `vj.asin` |
@@ -37,8 +45,11 @@ checks that this copy is current; regenerate with
 | `np.arctanh` | `vj.atanh` |
 | `np.argmax` | `vj.argmax (axis=None: of the flattened array)` |
 | `np.argmin` | `vj.argmin (axis=None: of the flattened array)` |
+| `np.argpartition` | `ArgPartition (positions, not differentiable)` |
+| `np.argsort` | `ArgSort (positions, not differentiable)` |
 | `np.around`, `np.round` | `vj.round (decimals: scaled)` |
-| `np.atleast_1d`, `np.atleast_2d`, `np.reshape` | `vj.reshape` |
+| `np.array_split` | `vj.split (unequal sections allowed)` |
+| `np.atleast_1d`, `np.atleast_2d`, `np.atleast_3d`, `np.reshape` | `vj.reshape` |
 | `np.bitwise_and` | `vj.logical_and (bool)` |
 | `np.bitwise_or` | `vj.logical_or (bool)` |
 | `np.bitwise_xor` | `vj.logical_xor (bool)` |
@@ -46,22 +57,26 @@ checks that this copy is current; regenerate with
 | `np.cbrt` | `vj.sign(x) * vj.abs(x) ** (1/3)` |
 | `np.ceil` | `vj.ceil` |
 | `np.clip` | `vj.clip_by_value / vj.maximum / vj.minimum` |
+| `np.column_stack` | `vj.concat along axis 1 (1-D arrays as columns)` |
 | `np.concatenate` | `vj.concat (axis=None: flattened)` |
 | `np.conjugate` | `vj.identity (real dtypes)` |
 | `np.copy`, `np.positive` | `vj.identity` |
 | `np.cos` | `vj.cos` |
 | `np.cosh` | `vj.cosh` |
+| `np.cross`, `np.linalg.cross` | `products of vecjac slices + vj.stack` |
 | `np.cumprod` | `vj.cumprod` |
 | `np.cumsum` | `vj.cumsum` |
 | `np.deg2rad`, `np.radians` | `x * (pi / 180)` |
 | `np.degrees`, `np.rad2deg` | `x * (180 / pi)` |
-| `np.diag` | `vj.linalg.diag / vj.linalg.diag_part` |
-| `np.diagonal` | `vj.linalg.diag_part (axes moved last)` |
+| `np.diag` | `vj.linalg.diag + vj.pad (k) / the diagonal of a 2-D array` |
+| `np.diagonal` | `vj.linalg.diag_part (axes moved last; offset: a slice first)` |
 | `np.diff` | `differences of vecjac slices` |
 | `np.divide` | `vj.divide` |
 | `np.divmod` | `(vj.floordiv, vj.floormod)` |
 | `np.dot` | `vj.tensordot (a's last axis with b's second-to-last)` |
-| `np.einsum` | `vj.einsum` |
+| `np.dsplit` | `vj.split along axis 2` |
+| `np.dstack` | `vj.concat of 3-D views along axis 2` |
+| `np.einsum` | `vj.einsum (subscripts or sublists)` |
 | `np.empty_like`, `np.zeros_like` | `vj.zeros_like` |
 | `np.equal` | `vj.equal` |
 | `np.exp` | `vj.exp` |
@@ -69,39 +84,59 @@ checks that this copy is current; regenerate with
 | `np.expand_dims` | `vj.expand_dims` |
 | `np.expm1` | `vj.expm1` |
 | `np.flip` | `vj.reverse (axis=None: all axes)` |
+| `np.fliplr` | `vj.reverse of axis 1` |
+| `np.flipud` | `vj.reverse of axis 0` |
 | `np.float_power` | `vj.pow in float64 (complex128)` |
 | `np.floor` | `vj.floor` |
 | `np.floor_divide` | `vj.floordiv` |
+| `np.fmax` | `vj.maximum, NaN ignored (vj.where)` |
+| `np.fmin` | `vj.minimum, NaN ignored (vj.where)` |
 | `np.full_like` | `vj.ones_like * fill_value` |
+| `np.gradient` | `differences of vecjac slices (NumPy's edge_order rules and spacings)` |
 | `np.greater` | `vj.greater` |
 | `np.greater_equal` | `vj.greater_equal` |
+| `np.hsplit` | `vj.split along axis 1 (axis 0 for 1-D)` |
 | `np.hstack` | `vj.concat (axis 0 for 1-D, else 1)` |
 | `np.hypot` | `vj.sqrt(x**2 + y**2)` |
+| `np.imag` | `zeros (real dtypes) / vj.cast(-1j * val) (complex)` |
 | `np.inner` | `vj.tensordot (last axes)` |
+| `np.interp` | `SearchSorted + gathers + linear interpolation` |
 | `np.isfinite` | `vj.is_finite` |
 | `np.isinf` | `vj.is_inf` |
 | `np.isnan` | `vj.is_nan` |
+| `np.kron` | `vj.reshape + broadcasting vj.multiply` |
 | `np.less` | `vj.less` |
 | `np.less_equal` | `vj.less_equal` |
 | `np.linalg.cholesky` | `vj.linalg.cholesky` |
 | `np.linalg.det` | `vj.linalg.det` |
-| `np.linalg.diagonal` | `vj.linalg.diag_part` |
+| `np.linalg.diagonal` | `vj.linalg.diag_part (offset: a slice first)` |
+| `np.linalg.eigh` | `vj.linalg.eigh` |
+| `np.linalg.eigvalsh` | `vj.linalg.eigvalsh` |
 | `np.linalg.inv` | `vj.linalg.inv` |
+| `np.linalg.lstsq` | `vj.linalg.pinv @ b (x), vj.linalg.svd (s)` |
 | `np.linalg.matmul`, `np.matmul` | `vj.matmul` |
+| `np.linalg.matrix_norm` | `vecjac reductions / vj.linalg.svd` |
+| `np.linalg.matrix_power` | `repeated vj.matmul (binary powers), vj.linalg.inv for n < 0` |
 | `np.linalg.matrix_transpose`, `np.matrix_transpose` | `vj.linalg.matrix_transpose` |
 | `np.linalg.multi_dot` | `chained np.dot` |
-| `np.linalg.norm` | `vj.norm` |
+| `np.linalg.norm` | `vecjac reductions / vj.linalg.svd (orders 2, -2, 'nuc' of matrices)` |
 | `np.linalg.outer`, `np.outer` | `vj.reshape + vj.multiply` |
+| `np.linalg.pinv` | `vj.linalg.pinv` |
 | `np.linalg.slogdet` | `vj.linalg.slogdet` |
 | `np.linalg.solve` | `vj.linalg.solve (1-D b: a vector)` |
+| `np.linalg.svd` | `vj.linalg.svd (returns U, S, Vh)` |
+| `np.linalg.svdvals` | `vj.linalg.svd(compute_uv=False)` |
 | `np.linalg.tensordot`, `np.tensordot` | `vj.tensordot` |
-| `np.linalg.trace` | `vj.linalg.trace` |
+| `np.linalg.trace` | `vj.reduce_sum of the diagonal` |
 | `np.linalg.vecdot` | `vj.reduce_sum(x1 * x2, axis)` |
+| `np.linalg.vector_norm` | `vecjac reductions over any axes` |
+| `np.linspace` | `start + arange * step (differentiable in start and stop)` |
 | `np.log` | `vj.log` |
 | `np.log10` | `vj.log(x) / log(10)` |
 | `np.log1p` | `vj.log1p` |
 | `np.log2` | `vj.log(x) / log(2)` |
-| `np.logaddexp` | `m + vj.log(vj.exp(x - m) + vj.exp(y - m)), m = max(x, y)` |
+| `np.logaddexp` | `hi + vj.log1p(vj.exp(lo - hi)), hi / lo the larger / smaller (vj.where)` |
+| `np.logaddexp2` | `hi + vj.log1p(2 ** (lo - hi)) / log(2), hi / lo the larger / smaller (vj.where)` |
 | `np.logical_and` | `vj.logical_and` |
 | `np.logical_not` | `vj.logical_not` |
 | `np.logical_or` | `vj.logical_or` |
@@ -109,26 +144,38 @@ checks that this copy is current; regenerate with
 | `np.maximum` | `vj.maximum` |
 | `np.mean` | `vj.reduce_mean` |
 | `np.minimum` | `vj.minimum` |
-| `np.moveaxis`, `np.permute_dims`, `np.swapaxes`, `np.transpose` | `vj.transpose` |
+| `np.moveaxis`, `np.permute_dims`, `np.rollaxis`, `np.swapaxes`, `np.transpose` | `vj.transpose` |
 | `np.multiply` | `vj.multiply` |
+| `np.nan_to_num` | `vj.where (NaN, +inf, -inf replaced)` |
 | `np.ndim` | `Tensor.ndim` |
 | `np.negative` | `vj.negative` |
 | `np.not_equal` | `vj.not_equal` |
 | `np.ones_like` | `vj.ones_like` |
 | `np.pad` | `vj.pad (constant, reflect, symmetric)` |
+| `np.partition` | `vj.gather at ArgPartition's positions` |
 | `np.power` | `vj.pow` |
 | `np.prod` | `vj.reduce_prod` |
+| `np.put_along_axis` | `vj.tensor_scatter_nd_update (functional: returns the result)` |
 | `np.ravel` | `vj.reshape(a, [-1])` |
+| `np.real` | `vj.identity (real dtypes) / vj.cast (complex)` |
+| `np.real_if_close` | `vj.identity / vj.cast when every imaginary part is small` |
 | `np.reciprocal` | `vj.reciprocal` |
 | `np.remainder` | `vj.floormod` |
+| `np.repeat` | `vj.gather with constant indices (axis=None: flattened)` |
 | `np.result_type` | `np.result_type of the dtypes` |
 | `np.rint` | `vj.round` |
+| `np.roll` | `vj.gather with constant indices` |
+| `np.rot90` | `vj.reverse + vj.transpose` |
 | `np.row_stack`, `np.vstack` | `vj.concat of 2-D views` |
+| `np.searchsorted` | `SearchSorted (positions, not differentiable)` |
+| `np.select` | `nested vj.where (first true condition wins)` |
 | `np.shape` | `Tensor.shape (per iteration inside pfor)` |
 | `np.sign` | `vj.sign` |
 | `np.sin` | `vj.sin` |
+| `np.sinc` | `sin(pi x) / (pi x), its Taylor series near 0` |
 | `np.sinh` | `vj.sinh` |
 | `np.size` | `Tensor.size / shape[axis]` |
+| `np.sort` | `vj.gather at ArgSort's positions` |
 | `np.split` | `vj.split (split points -> sizes)` |
 | `np.sqrt` | `vj.sqrt` |
 | `np.square` | `vj.square` |
@@ -138,14 +185,17 @@ checks that this copy is current; regenerate with
 | `np.subtract` | `vj.subtract` |
 | `np.sum` | `vj.reduce_sum` |
 | `np.take` | `vj.gather (axis=None: flattened)` |
+| `np.take_along_axis` | `vj.gather with batch axes` |
 | `np.tan` | `vj.tan` |
 | `np.tanh` | `vj.tanh` |
 | `np.tile` | `vj.tile (reps padded to the rank)` |
-| `np.trace` | `vj.linalg.trace (axes moved last)` |
+| `np.trace` | `vj.reduce_sum of the diagonal (axes moved last)` |
+| `np.tril`, `np.triu` | `vj.where(constant triangle mask, m, 0)` |
 | `np.trunc` | `vj.sign(x) * vj.floor(vj.abs(x))` |
 | `np.var` | `vj.reduce_variance (ddof: * n / (n - ddof))` |
 | `np.vdot` | `vj.tensordot over the flattened arrays` |
 | `np.vecdot` | `vj.reduce_sum(x * y, axis=-1)` |
+| `np.vsplit` | `vj.split along axis 0` |
 | `np.where` | `vj.where` |
 | `scipy.special.erf` | `vj.erf` |
 | `scipy.special.erfc` | `vj.erfc` |
@@ -158,7 +208,8 @@ import warnings
 
 import numpy as np
 
-from . import _numpy_functions, _numpy_linalg, _numpy_ufuncs  # noqa: F401  (fill the tables)
+from . import (_numpy_arrange, _numpy_functions, _numpy_indexing, _numpy_linalg,  # noqa: F401
+               _numpy_math, _numpy_products, _numpy_shapes, _numpy_ufuncs)  # (fill the tables)
 from ._context import is_visible, state
 from ._errors import NotDifferentiableWarning
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,

@@ -1,4 +1,5 @@
-"""The NumPy-function half of the dispatch table (vecjac/numpy_dispatch.py): adapters.
+"""NumPy's reductions, selection and creation functions on Tensors, and the helpers every
+vecjac/_numpy_*.py adapter module shares (dtype promotion, axes, structural arguments).
 
 Each adapter takes the arguments exactly as NumPy's function does and expresses the call
 with vecjac ops, so its result is differentiable and vectorizable. Where NumPy's meaning
@@ -8,15 +9,15 @@ An argument an adapter cannot express raises _Unsupported: NumPy then computes t
 plain arrays (with a NotDifferentiableWarning once per function).
 """
 import math
-import numbers
+import operator
 
 import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from ._numpy_tables import _dtype, _functions, _is_vj, _Unsupported
+from ._tensor import Tensor
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
-from .ops import index_ops as _i
-from .ops import layout_ops as _l
 from .ops import math_ops as _m
 from .ops import norm_ops as _n
 from .ops import reduce_ops as _r
@@ -167,7 +168,7 @@ _functions("vj.cumsum", "cumsum")(_cumulative(_r.cumsum))
 _functions("vj.cumprod", "cumprod")(_cumulative(_r.cumprod))
 
 
-# -- joining and splitting -----------------------------------------------------------------
+# -- dtypes and axes -----------------------------------------------------------------------
 def _common(arrays, dtype):
     arrays = list(arrays)
     # Python scalars stay weak (NumPy 2's rule): np.where(c, float32_tensor, 0.0) is float32
@@ -176,180 +177,40 @@ def _common(arrays, dtype):
     return [_cast_to(x, target) for x in arrays]
 
 
-@_functions("vj.concat (axis=None: flattened)", "concatenate")
-def _concatenate(arrays, axis=0, out=None, *, dtype=None, casting=None):
-    arrays = _common(arrays, dtype)
-    if axis is None:
-        return _a.concat([_flat(x) for x in arrays], axis=0)
-    return _a.concat(arrays, axis=axis)
+def _float_common(arrays):
+    """_common, then ints and bools to float64 (NumPy's inexact result of ufuncs like
+    np.logaddexp and of functions like np.linspace)."""
+    arrays = _common(arrays, None)
+    return [_to_float(x) for x in arrays]
 
 
-@_functions("vj.stack", "stack")
-def _stack(arrays, axis=0, out=None, *, dtype=None, casting=None):
-    return _a.stack(_common(arrays, dtype), axis=axis)
+def _axis(axis, ndim, fn, arg="axis"):
+    """One axis as a non-negative int; NumPy's AxisError (a ValueError and an IndexError)
+    naming the function and the argument."""
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"{fn}: {arg} must be an integer, got {axis!r}") from None
+    return normalize_axis_index(axis, ndim, msg_prefix=f"{fn}: {arg}")
 
 
-@_functions("vj.concat of 2-D views", "vstack", "row_stack")
-def _vstack(tup, *, dtype=None, casting=None):
-    return _a.concat([_atleast_2d(x) for x in _common(tup, dtype)], axis=0)
+def _axis_tuple(axis, ndim, fn, arg="axis"):
+    """An int or a sequence of ints as a tuple of distinct non-negative axes."""
+    try:
+        return normalize_axis_tuple(axis, ndim, argname=f"{fn}: {arg}")
+    except TypeError:
+        raise TypeError(f"{fn}: {arg} must be an integer or a tuple of integers, got "
+                        f"{axis!r}") from None
 
 
-@_functions("vj.concat (axis 0 for 1-D, else 1)", "hstack")
-def _hstack(tup, *, dtype=None, casting=None):
-    arrays = [_atleast_1d(x) for x in _common(tup, dtype)]
-    return _a.concat(arrays, axis=0 if len(_shape(arrays[0])) == 1 else 1)
-
-
-@_functions("vj.split (split points -> sizes)", "split")
-def _split(ary, indices_or_sections, axis=0):
-    if isinstance(indices_or_sections, numbers.Integral):
-        n = _shape(ary)[axis]
-        if n % indices_or_sections:
-            raise ValueError(f"np.split: array split does not result in an equal division "
-                             f"({n} into {indices_or_sections})")
-        return _a.split(ary, int(indices_or_sections), axis=axis)
-    n = _shape(ary)[axis]
-    points = [min(max(int(p) + (n if p < 0 else 0), 0), n) for p in indices_or_sections]
-    bounds = [0] + points + [n]
-    if any(b < a for a, b in zip(bounds, bounds[1:])):
-        raise _Unsupported("decreasing split points")
-    return _a.split(ary, [b - a for a, b in zip(bounds, bounds[1:])], axis=axis)
-
-
-# -- shapes --------------------------------------------------------------------------------
-@_functions("vj.reshape", "reshape")
-def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
-    if order != "C":
-        raise _Unsupported(f"order={order!r}")
-    shape = newshape if shape is None else shape
-    return _a.reshape(a, [shape] if isinstance(shape, numbers.Integral) else shape)
-
-
-@_functions("vj.reshape(a, [-1])", "ravel")
-def _ravel(a, order="C"):
-    if order not in ("C", "K", "A"):
-        raise _Unsupported(f"order={order!r}")
-    return _flat(a)
-
-
-@_functions("vj.transpose", "transpose", "permute_dims")
-def _transpose(a, axes=None):
-    return _a.transpose(a, perm=None if axes is None else list(axes))
-
-
-@_functions("vj.transpose", "swapaxes")
-def _swapaxes(a, axis1, axis2):
-    perm = list(range(len(_shape(a))))
-    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
-    return _a.transpose(a, perm)
-
-
-@_functions("vj.transpose", "moveaxis")
-def _moveaxis(a, source, destination):
-    nd = len(_shape(a))
-    src = [s % nd for s in np.atleast_1d(source)]
-    dst = [d % nd for d in np.atleast_1d(destination)]
-    rest = [k for k in range(nd) if k not in src]
-    perm = [None] * nd
-    for s, d in zip(src, dst):
-        perm[d] = s
-    it = iter(rest)
-    return _a.transpose(a, [p if p is not None else next(it) for p in perm])
-
-
-@_functions("vj.expand_dims", "expand_dims")
-def _expand_dims(a, axis):
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
-    nd = len(_shape(a)) + len(axes)
-    for ax in sorted(ax % nd for ax in axes):
-        a = _a.expand_dims(a, ax)
-    return a
-
-
-@_functions("vj.broadcast_to", "broadcast_arrays")
-def _broadcast_arrays(*args, subok=False):
-    shape = np.broadcast_shapes(*[_shape(x) for x in args])
-    return tuple(_a.broadcast_to(x, shape) for x in args)
-
-
-@_functions("vj.squeeze", "squeeze")
-def _squeeze(a, axis=None):
-    return _a.squeeze(a, axis=_axes(axis))
-
-
-@_functions("vj.broadcast_to", "broadcast_to")
-def _broadcast_to(array, shape, subok=False):
-    return _a.broadcast_to(array, shape)
-
-
-def _atleast_1d(x):
-    return _a.reshape(x, [1]) if len(_shape(x)) == 0 else x
-
-
-def _atleast_2d(x):
-    nd = len(_shape(x))
-    return _a.reshape(x, [1, -1]) if nd == 1 else _a.reshape(x, [1, 1]) if nd == 0 else x
-
-
-@_functions("vj.reshape", "atleast_1d")
-def _atleast_1d_fn(*arys):
-    out = tuple(_atleast_1d(x) for x in arys)
-    return out[0] if len(out) == 1 else out
-
-
-@_functions("vj.reshape", "atleast_2d")
-def _atleast_2d_fn(*arys):
-    out = tuple(_atleast_2d(x) for x in arys)
-    return out[0] if len(out) == 1 else out
-
-
-@_functions("vj.reverse (axis=None: all axes)", "flip")
-def _flip(m, axis=None):
-    nd = len(_shape(m))
-    axes = list(range(nd)) if axis is None else [axis] if isinstance(
-        axis, numbers.Integral) else list(axis)
-    return _l.reverse(m, axes)
-
-
-@_functions("vj.tile (reps padded to the rank)", "tile")
-def _tile(A, reps):
-    reps = (int(reps),) if isinstance(reps, numbers.Integral) else tuple(int(r) for r in reps)
-    shape = _shape(A)
-    if len(reps) > len(shape):
-        A = _a.reshape(A, (1,) * (len(reps) - len(shape)) + shape)
-    reps = (1,) * (len(_shape(A)) - len(reps)) + reps
-    return _l.tile(A, list(reps))
-
-
-@_functions("vj.pad (constant, reflect, symmetric)", "pad")
-def _pad(array, pad_width, mode="constant", **kwargs):
-    if not isinstance(mode, str) or mode not in ("constant", "reflect", "symmetric"):
-        raise _Unsupported(f"mode={mode!r}")
-    value = kwargs.pop("constant_values", 0)
-    if kwargs.pop("reflect_type", "even") != "even" or kwargs or np.ndim(value) != 0:
-        raise _Unsupported("arguments of np.pad")
-    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (len(_shape(array)), 2))
-    return _l.pad(array, widths.tolist(), mode=mode.upper(), constant_values=value)
-
-
-@_functions("vj.gather (axis=None: flattened)", "take")
-def _take(a, indices, axis=None, out=None, mode="raise"):
-    if mode != "raise":
-        raise _Unsupported(f"mode={mode!r}")
-    return _i.gather(_flat(a), indices) if axis is None else _i.gather(a, indices, axis=axis)
-
-
-@_functions("differences of vecjac slices", "diff")
-def _diff(a, n=1, axis=-1, prepend=None, append=None):
-    _no(prepend=prepend, append=append)
-    nd = len(_shape(a))
-    axis = axis % nd
-    hi = tuple(slice(1, None) if k == axis else slice(None) for k in range(nd))
-    lo = tuple(slice(None, -1) if k == axis else slice(None) for k in range(nd))
-    for _ in range(n):
-        a = _m.subtract(_i.getitem(a, hi), _i.getitem(a, lo)) if _dtype(a) != np.bool_ \
-            else _m.not_equal(_i.getitem(a, hi), _i.getitem(a, lo))
-    return a
+def _plain_value(x, fn, arg):
+    """The NumPy value of an argument that fixes the structure of the result (split points,
+    repeat counts ...): it cannot vary over a pfor loop."""
+    if _is_vj(x):
+        if getattr(x, "_pfor", None) is not None:
+            raise ValueError(f"{fn}: {arg} cannot vary over a pfor loop")
+        return np.asarray(x._value if isinstance(x, Tensor) else x.read_value()._value)
+    return np.asarray(x)
 
 
 # -- selection and rounding ----------------------------------------------------------------

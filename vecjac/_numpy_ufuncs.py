@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ._numpy_tables import _dtype, _ufuncs, _Unsupported
+from ._numpy_functions import _common, _float_common
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import linear_ops as _lin
@@ -100,10 +101,41 @@ def _hypot(x, y):
     return _u.sqrt(_m.add(_u.square(x), _u.square(y)))
 
 
-@_ufuncs("m + vj.log(vj.exp(x - m) + vj.exp(y - m)), m = max(x, y)", "logaddexp")
-def _logaddexp(x, y):
-    m = _a.stop_gradient(_m.maximum(x, y))  # any shift is exact; a constant one is cheapest
-    return _m.add(m, _u.log(_m.add(_u.exp(_m.subtract(x, m)), _u.exp(_m.subtract(y, m)))))
+def _log_add(log1p_of_exp):
+    """hi + log1p_of_exp(lo - hi) with hi, lo the larger and smaller input, chosen by a
+    select: exact in value (NumPy's formula) and in gradient at ties too (lo - hi carries
+    both inputs, so each gets half there)."""
+    def fn(x, y):
+        x, y = _float_common([x, y])
+        first = _m.greater_equal(x, y)
+        hi, lo = _m.where(first, x, y), _m.where(first, y, x)
+        gap = _m.subtract(lo, hi)
+        # equal infinities: inf - inf is NaN, NumPy gives x + log(2) (= x)
+        gap = _m.where(_m.logical_and(_u.is_inf(x), _m.equal(x, y)), 0.0, gap)
+        return _m.add(hi, log1p_of_exp(gap))
+    return fn
+
+
+_ufuncs("hi + vj.log1p(vj.exp(lo - hi)), hi / lo the larger / smaller (vj.where)",
+        "logaddexp")(_log_add(lambda d: _u.log1p(_u.exp(d))))
+_ufuncs("hi + vj.log1p(2 ** (lo - hi)) / log(2), hi / lo the larger / smaller (vj.where)",
+        "logaddexp2")(_log_add(lambda d: _m.multiply(_u.log1p(_u.exp(_m.multiply(d, _LN2))),
+                                                     1.0 / _LN2)))
+
+
+def _nan_ignoring(pick):
+    """np.fmax / np.fmin: the other input where one is NaN, else maximum / minimum."""
+    def fn(x, y):
+        x, y = _common([x, y], None)
+        if _dtype(x).kind not in "fc":
+            return pick(x, y)
+        out = _m.where(_u.is_nan(x), y, pick(x, y))
+        return _m.where(_u.is_nan(y), x, out)
+    return fn
+
+
+_ufuncs("vj.maximum, NaN ignored (vj.where)", "fmax")(_nan_ignoring(_m.maximum))
+_ufuncs("vj.minimum, NaN ignored (vj.where)", "fmin")(_nan_ignoring(_m.minimum))
 
 
 @_ufuncs("vj.atan of y/x or x/y + quadrant (vj.where)", "arctan2")
@@ -115,7 +147,8 @@ def _arctan2(y, x):
     xs = _m.where(_m.equal(x, 0), one, x)
     ys = _m.where(_m.equal(y, 0), one, y)
     near_x = _u.atan(_m.divide(y, xs))
-    turn = _m.where(_m.greater_equal(y, 0), math.pi, -math.pi)
+    turn = _m.where(_m.greater_equal(y, 0), _m.multiply(one, math.pi),
+                    _m.multiply(one, -math.pi))  # in the inputs' dtype (float32 stays)
     near_x = _m.where(_m.less(x, 0), _m.add(near_x, turn), near_x)
     near_y = _m.subtract(_m.multiply(_u.sign(y), math.pi / 2), _u.atan(_m.divide(x, ys)))
     return _m.where(_m.greater_equal(_u.abs(x), _u.abs(y)), near_x, near_y)

@@ -40,17 +40,19 @@ def _matrix(x, fn, arg="matrix", square=True):
     return x
 
 
-def _matrix_and_rhs(matrix, rhs, fn):
-    a = _matrix(matrix, fn)
+def _matrix_and_rhs(matrix, rhs, fn, square=True):
+    """(matrix, rhs) of a solve: rhs (..., m, k) matching the matrix's m rows."""
+    a = _matrix(matrix, fn, square=square)
     b = _real(to_input(rhs, (a,), fn, "rhs"), fn, "rhs")
     if b.ndim < 2:
-        raise ValueError(f"{fn}: rhs must have rank >= 2 (shape (..., n, k)), got shape "
+        raise ValueError(f"{fn}: rhs must have rank >= 2 (shape (..., m, k)), got shape "
                          f"{b.shape}")
     if b.dtype != a.dtype:
         raise TypeError(f"{fn}: matrix dtype {a.dtype} and rhs dtype {b.dtype} differ")
-    if b.shape[-2] != a.shape[-1]:
+    if b.shape[-2] != a.shape[-2]:
+        size = "size" if square else "number of rows"
         raise ValueError(f"{fn}: rhs has shape {b.shape}, its dimension -2 must equal the "
-                         f"matrix size {a.shape[-1]} (matrix shape {a.shape})")
+                         f"matrix {size} {a.shape[-2]} (matrix shape {a.shape})")
     broadcast_shape(fn, a.shape[:-2], b.shape[:-2], names=("matrix batch", "rhs batch"))
     return a, b
 

@@ -4,7 +4,9 @@ All are compositions of primitives (reductions, sqrt, maximum, where ...), so th
 gradients, higher derivatives and pfor rules come from those ops. Behaviour at 0 follows
 TF exactly:
 - norm: the gradient of a 2-norm / Frobenius / p-norm that is exactly 0 is NaN (as in TF,
-  which also computes sqrt(sum(x^2)) plainly); ord=1 and ord=inf give 0 there.
+  which also computes sqrt(sum(x^2)) plainly); ord=1 and ord=inf give 0 there. The
+  spectral matrix norm (ord=2 on a pair of axes) is the largest singular value
+  (vj.linalg.svd).
 - clip_by_norm: safe at t = 0 (TF's double-`where` guard: gradient 1 / clip-through).
 - l2_normalize: safe at 0 (the squared norm is floored at epsilon).
 """
@@ -81,9 +83,13 @@ def _matrix_norm(x, ord, axes, keepdims):
     rows, cols = axes
     if ord in ("euclidean", "fro"):
         return _vector_norm(x, "euclidean", tuple(sorted(axes)), keepdims)
-    if ord == 2:
-        raise NotImplementedError("norm: the spectral matrix norm (ord=2 with a pair of "
-                                  "axes) is not implemented yet (needs an SVD)")
+    if ord == 2:  # the largest singular value
+        kept = tuple(k for k in range(x.ndim) if k not in axes)
+        s = lib.svd(lib.transpose(x, kept + (rows, cols)), compute_uv=False)
+        out = lib.reduce_max(s, axis=-1)
+        if not keepdims:
+            return out
+        return lib.reshape(out, tuple(1 if k in axes else n for k, n in enumerate(x.shape)))
     # ord=1: largest column sum (sum over rows); ord=inf: largest row sum
     summed, over = (rows, cols) if ord == 1 else (cols, rows)
     out = lib.reduce_max(lib.reduce_sum(lib.abs(x), axis=summed, keepdims=True), axis=over,
@@ -99,7 +105,7 @@ def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):
     axis=None: the whole tensor as one vector; an int: vector norms along that axis; a
     pair of ints: matrix norms over those two axes. ord: 'euclidean' / 'fro' (also
     accepted for vectors, where both mean 2), 1, 2, np.inf, or any p > 0 for vectors;
-    'euclidean' / 'fro', 1, np.inf for matrices. Output shape: tensor.shape without the
+    'euclidean' / 'fro', 1, 2 (the largest singular value), np.inf for matrices. Output shape: tensor.shape without the
     reduced axes (kept as size 1 with keepdims=True).
     """
     x = _float_input(tensor, "norm", "tensor")

@@ -1,0 +1,144 @@
+"""NumPy's element-rearranging functions on Tensors (vecjac/_numpy_dispatch.py): flip,
+flipud, fliplr, rot90, roll, repeat, tile, pad, tril, triu.
+
+Each moves elements by a map that depends on shapes only (a reversal, a transpose, a
+gather with constant indices, a constant mask), so it is one or two vecjac layout ops:
+linear (JVP = the op on the tangent), with their gradients and pfor rules.
+"""
+import numbers
+
+import numpy as np
+
+from ._numpy_tables import _dtype, _functions, _Unsupported
+from ._numpy_functions import _axis, _axis_tuple, _flat, _plain_value, _shape
+from ._tensor import Tensor
+from .ops import array_ops as _a
+from .ops import index_ops as _i
+from .ops import layout_ops as _l
+from .ops import math_ops as _m
+
+
+# -- reversals and rotations -----------------------------------------------------------------
+def _reverse(m, axes):
+    return _l.reverse(m, list(axes)) if axes else _a.identity(m)
+
+
+@_functions("vj.reverse (axis=None: all axes)", "flip")
+def _flip(m, axis=None):
+    nd = len(_shape(m))
+    return _reverse(m, range(nd) if axis is None else _axis_tuple(axis, nd, "np.flip"))
+
+
+@_functions("vj.reverse of axis 0", "flipud")
+def _flipud(m):
+    if len(_shape(m)) < 1:
+        raise ValueError("np.flipud: m must be at least 1-d, got a scalar")
+    return _reverse(m, [0])
+
+
+@_functions("vj.reverse of axis 1", "fliplr")
+def _fliplr(m):
+    if len(_shape(m)) < 2:
+        raise ValueError(f"np.fliplr: m must be at least 2-d, got shape {_shape(m)}")
+    return _reverse(m, [1])
+
+
+@_functions("vj.reverse + vj.transpose", "rot90")
+def _rot90(m, k=1, axes=(0, 1)):
+    axes = tuple(axes)
+    nd = len(_shape(m))
+    if len(axes) != 2:
+        raise ValueError(f"np.rot90: axes must have 2 entries, got {axes!r}")
+    first, second = (_axis(ax, nd, "np.rot90", "axes") for ax in axes)
+    if first == second:
+        raise ValueError(f"np.rot90: axes must be different, got {axes!r}")
+    k = int(k) % 4
+    if k == 0:
+        return _a.identity(m)
+    if k == 2:
+        return _reverse(m, [first, second])
+    perm = list(range(nd))
+    perm[first], perm[second] = perm[second], perm[first]
+    if k == 1:
+        return _a.transpose(_reverse(m, [second]), perm)
+    return _reverse(_a.transpose(m, perm), [second])
+
+
+@_functions("vj.gather with constant indices", "roll")
+def _roll(a, shift, axis=None):
+    shape = _shape(a)
+    if axis is None:
+        return _a.reshape(_roll(_flat(a), shift, 0), shape)
+    shift = _plain_value(shift, "np.roll", "shift")
+    pairs = np.broadcast(shift, np.asarray(axis))
+    if pairs.ndim > 1:
+        raise ValueError("np.roll: shift and axis must be scalars or 1-D sequences")
+    total = {}
+    for s, ax in pairs:
+        ax = _axis(ax, len(shape), "np.roll")
+        total[ax] = total.get(ax, 0) + int(s)
+    for ax, s in sorted(total.items()):
+        n = shape[ax]
+        if n and s % n:
+            a = _i.gather(a, (np.arange(n) - s) % n, axis=ax)
+    return a
+
+
+@_functions("vj.gather with constant indices (axis=None: flattened)", "repeat")
+def _repeat(a, repeats, axis=None):
+    if axis is None:
+        a, axis = _flat(a), 0
+    else:
+        axis = _axis(axis, len(_shape(a)), "np.repeat")
+    n = _shape(a)[axis]
+    counts = _plain_value(repeats, "np.repeat", "repeats")
+    if counts.size and counts.dtype.kind not in "iub":
+        raise TypeError(f"np.repeat: repeats must be integers, got dtype {counts.dtype}")
+    if (counts < 0).any():
+        raise ValueError("np.repeat: repeats may not contain negative values")
+    try:
+        counts = np.broadcast_to(counts, (n,))
+    except ValueError:
+        raise ValueError(f"np.repeat: repeats of shape {counts.shape} do not match the "
+                         f"{n} elements along axis {axis}") from None
+    return _i.gather(a, np.repeat(np.arange(n), counts), axis=axis)
+
+
+@_functions("vj.tile (reps padded to the rank)", "tile")
+def _tile(A, reps):
+    reps = (int(reps),) if isinstance(reps, numbers.Integral) else tuple(int(r) for r in reps)
+    shape = _shape(A)
+    if len(reps) > len(shape):
+        A = _a.reshape(A, (1,) * (len(reps) - len(shape)) + shape)
+    reps = (1,) * (len(_shape(A)) - len(reps)) + reps
+    return _l.tile(A, list(reps))
+
+
+@_functions("vj.pad (constant, reflect, symmetric)", "pad")
+def _pad(array, pad_width, mode="constant", **kwargs):
+    if not isinstance(mode, str) or mode not in ("constant", "reflect", "symmetric"):
+        raise _Unsupported(f"mode={mode!r}")
+    value = kwargs.pop("constant_values", 0)
+    if kwargs.pop("reflect_type", "even") != "even" or kwargs or np.ndim(value) != 0:
+        raise _Unsupported("arguments of np.pad")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (len(_shape(array)), 2))
+    return _l.pad(array, widths.tolist(), mode=mode.upper(), constant_values=value)
+
+
+# -- triangles -------------------------------------------------------------------------------
+def _triangle(lower, fn):
+    def adapter(m, k=0):
+        shape = _shape(m)
+        if not shape:
+            raise ValueError(f"{fn}: m must be at least 1-d, got a scalar")
+        rows, cols = shape[-2:] if len(shape) > 1 else (shape[-1], shape[-1])
+        k = int(_plain_value(k, fn, "k"))
+        mask = np.tri(rows, cols, k, dtype=bool) if lower else \
+            ~np.tri(rows, cols, k - 1, dtype=bool)
+        # a select, not a product with the mask: inf and NaN outside the triangle go too
+        return _m.where(Tensor(mask), m, Tensor(np.zeros((), _dtype(m))))
+    return adapter
+
+
+_functions("vj.where(constant triangle mask, m, 0)", "tril")(_triangle(True, "np.tril"))
+_functions("vj.where(constant triangle mask, m, 0)", "triu")(_triangle(False, "np.triu"))
