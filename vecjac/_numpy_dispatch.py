@@ -123,6 +123,7 @@ checks that this copy is current; regenerate with
 | `np.remainder` | `vj.floormod` |
 | `np.result_type` | `np.result_type of the dtypes` |
 | `np.rint` | `vj.round` |
+| `np.roll` | `vj.roll (axis=None: flattened)` |
 | `np.row_stack`, `np.vstack` | `vj.concat of 2-D views` |
 | `np.shape` | `Tensor.shape (per iteration inside pfor)` |
 | `np.sign` | `vj.sign` |
@@ -159,7 +160,7 @@ import warnings
 import numpy as np
 
 from . import _numpy_functions, _numpy_linalg, _numpy_ufuncs  # noqa: F401  (fill the tables)
-from ._context import is_visible, state
+from ._context import is_visible, state, value_read, varies
 from ._errors import NotDifferentiableWarning
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,
                             _warned, coverage_table, covered_functions)  # noqa: F401
@@ -279,6 +280,8 @@ def _plain(x, info):
             raise TypeError(f"{info['name']} has no vecjac op ({info['reason']}), so it "
                             "cannot take a loop-variant value inside pfor / vectorized_map; "
                             "write it with vecjac ops")
+        if state.stack and varies(x):  # the sparsity tracer cannot follow it: it raises
+            value_read(x, f"{info['name']} ({info['reason']})")
         if x.dtype.kind in "fc":
             info["floating"].append(x)
         return x._value

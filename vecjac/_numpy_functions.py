@@ -311,6 +311,14 @@ def _flip(m, axis=None):
     return _l.reverse(m, axes)
 
 
+@_functions("vj.roll (axis=None: flattened)", "roll")
+def _roll(a, shift, axis=None):
+    if axis is None:
+        shape = _shape(a)
+        return _a.reshape(_l.roll(_a.reshape(a, [-1]), shift, 0), shape)
+    return _l.roll(a, shift, axis)
+
+
 @_functions("vj.tile (reps padded to the rank)", "tile")
 def _tile(A, reps):
     reps = (int(reps),) if isinstance(reps, numbers.Integral) else tuple(int(r) for r in reps)

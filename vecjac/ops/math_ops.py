@@ -8,6 +8,7 @@ sibling modules and is re-exported at the bottom, so `vecjac.ops.math_ops` is `v
 import numpy as np
 
 from .._tensor import Tensor
+from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import broadcasting, elementwise
 from .._jvp_rules import linear, multilinear
@@ -74,6 +75,7 @@ def _binary(op, x, y, fn, real=False):
 @register
 class Add(Op):
     name = "AddV2"
+    pattern = patterns.broadcasting
     samples = (Sample("add", Arg.float(2, "n"), Arg.float("n")),
                Sample("add", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("add", Arg.float(), Arg.float(3)))
@@ -96,6 +98,7 @@ class Add(Op):
 @register
 class Sub(Op):
     name = "Sub"
+    pattern = patterns.broadcasting
     samples = (Sample("subtract", Arg.float(2, "n"), Arg.float("n")),
                Sample("subtract", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("subtract", Arg.float(), Arg.float(3)))
@@ -117,6 +120,7 @@ class Sub(Op):
 @register
 class Mul(Op):
     name = "Mul"
+    pattern = patterns.broadcasting
     jvp = multilinear
     samples = (Sample("multiply", Arg.float(2, "n"), Arg.float("n")),
                Sample("multiply", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -138,6 +142,7 @@ class Mul(Op):
 @register
 class RealDiv(Op):
     name = "RealDiv"
+    pattern = patterns.broadcasting
     samples = (Sample("divide", Arg.float(2, "n"), Arg.positive("n")),
                Sample("divide", Arg.float(2, 1, 3), Arg.positive("m", 1)),
                Sample("divide", Arg.float(), Arg.positive(3)))
@@ -161,6 +166,7 @@ class RealDiv(Op):
 @register
 class Pow(Op):
     name = "Pow"
+    pattern = patterns.broadcasting
     samples = (Sample("pow", Arg.positive(2, "n"), Arg.float("n")),
                Sample("pow", Arg.positive(2, 1, 3), Arg.float("m", 1)),
                Sample("pow", Arg.positive(), Arg.float(3)),
@@ -203,6 +209,7 @@ def _dpow_dx(x, y):
 @register
 class Maximum(Op):
     name = "Maximum"
+    pattern = patterns.broadcasting
     samples = (Sample("maximum", Arg.float(2, "n"), Arg.float("n")),
                Sample("maximum", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("maximum", Arg.float(), Arg.float(3)))
@@ -224,6 +231,7 @@ class Maximum(Op):
 @register
 class Minimum(Op):
     name = "Minimum"
+    pattern = patterns.broadcasting
     samples = (Sample("minimum", Arg.float(2, "n"), Arg.float("n")),
                Sample("minimum", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("minimum", Arg.float(), Arg.float(3)))
@@ -245,6 +253,7 @@ class Minimum(Op):
 @register
 class SquaredDifference(Op):
     name = "SquaredDifference"
+    pattern = patterns.broadcasting
     samples = (Sample("squared_difference", Arg.float(2, "n"), Arg.float("n")),
                Sample("squared_difference", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("squared_difference", Arg.float(), Arg.float(3)))
@@ -280,6 +289,7 @@ class FloorDiv(Op):
 @register
 class FloorMod(Op):
     name = "FloorMod"
+    pattern = patterns.broadcasting
     samples = (Sample("floormod", Arg.float(2, "n", lo=-3.0, hi=3.0), Arg.positive("n")),
                Sample("floormod", Arg.float(), Arg.positive(2, 1)),
                Sample("floormod", Arg.int(2, "n", lo=-5, hi=5), Arg.int(lo=1, hi=4)))
@@ -297,6 +307,7 @@ class FloorMod(Op):
 @register
 class Neg(Op):
     name = "Neg"
+    pattern = patterns.elementwise
     jvp = linear
     samples = (Sample("negative", Arg.float(2, "n")), Sample("negative", Arg.float()))
     converter = elementwise
@@ -454,6 +465,7 @@ def logical_not(x, name=None):
 @register
 class Cast(Op):
     name = "Cast"
+    pattern = patterns.elementwise
     jvp = linear
     samples = (Sample("cast", Arg.float(2, "n"), "float32",  # float32 output: loose tol
                       tol={"eps": 1e-3, "rtol": 1e-3, "atol": 1e-3}),
@@ -494,6 +506,7 @@ def cast(x, dtype, name=None):
 @register
 class Select(Op):
     name = "SelectV2"
+    pattern = patterns.broadcasting  # the union of both branches, whatever cond says
     jvp = linear
     samples = (Sample("where", Arg.bool(2, "n"), Arg.float(2, "n"), Arg.float("n")),
                Sample("where", Arg.bool("n"), Arg.float(), Arg.float(2, "n")))
