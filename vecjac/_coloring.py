@@ -83,14 +83,26 @@ def _greedy(indptr, indices, n, lower):
 
 def _greedy_residues(indptr, indices, n, k):
     colors = np.full(n, -1, dtype=np.int64)
+    order = np.argsort(np.arange(n) % k, kind="stable")   # residue classes, one by one
+    bounds = np.searchsorted(np.arange(n)[order] % k, np.arange(k + 1))
+    owner, nbrs = _neighbors(indptr, indices, order)      # all neighbor lists, once
+    edge_bounds = np.searchsorted(owner, bounds)
     for r in range(k):
-        pending = np.arange(r, n, k, dtype=np.int64)
-        while pending.size:
+        b0, b1 = bounds[r], bounds[r + 1]
+        if b0 == b1:
+            continue
+        vertices = order[b0:b1]
+        seg = owner[edge_bounds[r]:edge_bounds[r + 1]] - b0
+        nbr = nbrs[edge_bounds[r]:edge_bounds[r + 1]]
+        colors[vertices] = _smallest_free(colors, seg, nbr, vertices.size)
+        same = (colors[nbr] == colors[vertices][seg]) & (nbr < vertices[seg])
+        pending = np.unique(vertices[seg[same]]) if same.any() else ()
+        while len(pending):  # the later of two conflicting vertices retries (rare)
+            colors[pending] = -1
             seg, nbr = _neighbors(indptr, indices, pending)
             colors[pending] = _smallest_free(colors, seg, nbr, pending.size)
             same = (colors[nbr] == colors[pending][seg]) & (nbr < pending[seg])
-            pending = np.unique(pending[seg[same]])  # the later of two conflicting ones
-            colors[pending] = -1
+            pending = np.unique(pending[seg[same]])
     return colors, int(colors.max()) + 1
 
 

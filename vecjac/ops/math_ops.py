@@ -346,6 +346,10 @@ realdiv = divide
 
 def pow(x, y, name=None):
     """x ** y, broadcasting."""
+    if type(y) is int and y == 2 and isinstance(x, Tensor) and x.dtype.kind == "f":
+        # x ** 2 is x * x (NumPy computes it so too): Square's derivatives are one
+        # multiply where Pow's guard the zero power with selections (3x cheaper Hessians)
+        return lib.square(x)
     x = to_input(x, (x, y), "pow", "x")
     y = to_input(y, (x, y), "pow", "y")
     if x.dtype.kind in "iu" and y.dtype.kind in "iu" and np.any(y._value < 0):
