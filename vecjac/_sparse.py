@@ -12,6 +12,8 @@ evaluates one compressed product per color, all colors in one pfor:
 and reads each nonzero out of the compressed products straight into the data array of
 a scipy.sparse.csr_array with the pattern's indices (no sort, no COO).
 """
+import weakref
+
 import numpy as np
 
 from . import _coloring as coloring
@@ -21,13 +23,13 @@ from ._fn_args import (arg_label, check_callable, output_tensor, positions, prep
 from ._forward import ForwardAccumulator
 from ._pattern_rules import sparse
 from ._registry import lib
-from ._sparsity import trace_hessian, trace_jacobian
+from ._sparsity import trace_hessian, trace_jacobian, trace_variables_hessian
 from ._tape import GradientTape
 from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients
 from .vectorize.pfor import pfor
 
-__all__ = ["sparse_jacobian", "sparse_hessian", "SparseJacobian"]
+__all__ = ["sparse_jacobian", "sparse_hessian", "SparseJacobian", "variables_hessian"]
 
 _ZERO = UnconnectedGradients.ZERO
 _MODES = ("auto", "fwd", "rev")
@@ -99,6 +101,7 @@ class SparseJacobian:
         self._what = "sparse_hessian" if hessian else "sparse_jacobian"
         self._plans = {}
         self._last = None
+        self._value = self._matrix = None  # of the last call
 
     # -- what the last call used ----------------------------------------------------------
     def _plan_or_raise(self, attr):
@@ -174,18 +177,29 @@ class SparseJacobian:
             dtype = flat[0].dtype
         return _color(pattern, self._mode, self._hessian, dtype, what)
 
+    def value_and_matrix(self, *args, **kwargs):
+        """(f's value as a NumPy array, the sparse Jacobian): one evaluation of f (the
+        primal of the compressed products). Jacobians only."""
+        self(*args, **kwargs)
+        return self._value, self._matrix
+
     def _evaluate(self, plan, args, kwargs, k):
         what = self._what
         args, flat, _ = prepare(self._f, args, (k,), what)
         m, n = plan.pattern.shape
         if plan.ncolors == 0:  # nothing depends on the argument
             data = np.zeros(0, dtype=flat[0].dtype)
+            y = None if self._hessian else _output(_call(self._f, args, kwargs), what, m)
+            self._value = None if y is None else y._value
         else:
             run = (_hessian_products if self._hessian else
                    _forward_products if plan.mode == "fwd" else _reverse_products)
-            products = run(self._f, args, kwargs, k, flat[0], plan, m, what)
+            holder = {}
+            products = run(self._f, args, kwargs, k, flat[0], plan, m, what, holder)
             data = products.reshape(-1)[plan.take]
-        return sparse().csr_array((data, plan.indices, plan.indptr), shape=(m, n))
+            self._value = holder.get("y")
+        self._matrix = sparse().csr_array((data, plan.indices, plan.indptr), shape=(m, n))
+        return self._matrix
 
 
 def _float_dtype(x):
@@ -241,22 +255,24 @@ def _call(f, args, kwargs):
     return f(*args, **kwargs)
 
 
-def _forward_products(f, args, kwargs, k, x, plan, m, what):
+def _forward_products(f, args, kwargs, k, x, plan, m, what, holder):
     seeds = plan.seeds
 
     def loop_fn(i):
         seed = apply(lib.GatherV2, seeds, i, axis=0, batch_dims=0)
         with strict(ForwardAccumulator([x], [seed]), what) as acc:
             y = _output(_call(f, args, kwargs), what, m)
+        holder["y"] = y._value  # the primal: computed once, not per color
         return acc.jvp(y, unconnected_gradients=_ZERO)
     return pfor(loop_fn, plan.ncolors)._value
 
 
-def _reverse_products(f, args, kwargs, k, x, plan, m, what):
+def _reverse_products(f, args, kwargs, k, x, plan, m, what, holder):
     seeds = plan.seeds
     with strict(GradientTape(persistent=True), what) as tape:
         tape.watch(x)
         y = _output(_call(f, args, kwargs), what, m)
+    holder["y"] = y._value
 
     def loop_fn(i):
         seed = apply(lib.GatherV2, seeds, i, axis=0, batch_dims=0)
@@ -264,7 +280,7 @@ def _reverse_products(f, args, kwargs, k, x, plan, m, what):
     return pfor(loop_fn, plan.ncolors)._value
 
 
-def _hessian_products(f, args, kwargs, k, x, plan, m, what):
+def _hessian_products(f, args, kwargs, k, x, plan, m, what, holder):
     seeds = plan.seeds
 
     def loop_fn(i):
@@ -287,6 +303,38 @@ def _output(y, what, m):
                          f"has {m} rows: pass a pattern of shape (output size, input size), "
                          "and return a 1-D vector")
     return y
+
+
+# -- Hessians over variables (flat_hessian / newton_step with sparse=True) ----------------------
+_variable_plans = weakref.WeakKeyDictionary()  # loss_fn -> {variables' signature: plan}
+
+
+def variables_hessian(loss_fn, leaves, outer, g, what):
+    """The sparse (n, n) Hessian of `loss_fn()` over the leaves' flat concatenation, from
+    `g` (the flat gradient) recorded on the persistent tape `outer`: one reverse-over-
+    reverse Hessian-vector product per color, in one pfor. Pattern and coloring are
+    cached per loss_fn and variables (a Newton loop detects once)."""
+    key = tuple((v._tid, v.shape, v.dtype.str) for v in leaves)
+    try:
+        plans = _variable_plans.setdefault(loss_fn, {})
+    except TypeError:  # not weakly referenceable: no cache
+        plans = {}
+    plan = plans.get(key)
+    if plan is None:
+        pattern = trace_variables_hessian(loss_fn, leaves, what)
+        plan = plans[key] = _color(pattern, "auto", True, g.dtype, what)
+    n = g.shape[0]
+    if plan.ncolors == 0:
+        data = np.zeros(0, dtype=g.dtype)
+    else:
+        seeds = plan.seeds
+
+        def loop_fn(i):
+            seed = apply(lib.GatherV2, seeds, i, axis=0, batch_dims=0)
+            hv = outer.gradient(g, leaves, output_gradients=seed, unconnected_gradients=_ZERO)
+            return lib.concat([lib.reshape(h, [-1]) for h in hv], 0)
+        data = pfor(loop_fn, plan.ncolors)._value.reshape(-1)[plan.take]
+    return sparse().csr_array((data, plan.indices, plan.indptr), shape=(n, n))
 
 
 # -- the public functions -----------------------------------------------------------------------

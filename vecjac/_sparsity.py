@@ -21,6 +21,8 @@ the backward pass like any other computation.
 """
 import warnings
 
+import numpy as np
+
 from . import _pattern_rules as patterns
 from ._context import Transform, hide, state, unhide
 from ._dispatch import apply, record
@@ -33,7 +35,8 @@ from ._tape import GradientTape
 from ._unconnected import UnconnectedGradients
 
 __all__ = ["jacobian_sparsity", "hessian_sparsity", "SparsityWarning", "SparsityTracer",
-           "trace_jacobian", "trace_hessian"]
+           "trace_jacobian", "trace_hessian",
+           "trace_variables_hessian"]
 
 
 class SparsityWarning(UserWarning):
@@ -62,6 +65,10 @@ class SparsityTracer(Transform):
     def watch(self, tensor, offset):
         """Trace `tensor`: its elements are columns offset .. offset + size - 1."""
         self._patterns[tensor._tid] = patterns.identity_block(tensor.size, offset, self.n)
+
+    def watch_id(self, tid, size, offset):
+        """Trace the value with id `tid` (a Variable: its reads carry its id)."""
+        self._patterns[tid] = patterns.identity_block(size, offset, self.n)
 
     def pattern(self, tensor):
         """The pattern of `tensor` (empty when it does not depend on the traced inputs)."""
@@ -210,11 +217,32 @@ def trace_hessian(f, args, argnums, what):
             y = output_tensor(f(*args), what, scalar=True)
         grads = tape.gradient(y, flat, unconnected_gradients=UnconnectedGradients.ZERO)
         rows = [tracer.pattern(g) for g in grads]
+    return _symmetrized(rows), y, flat
+
+
+def trace_variables_hessian(loss_fn, leaves, what):
+    """The symmetric Hessian pattern of `loss_fn()` (no arguments, reading `leaves`:
+    Variables or Tensors) over the leaves' flat concatenation (flat_hessian's order)."""
+    sizes = [int(np.prod(v.shape)) for v in leaves]
+    with SparsityTracer(sum(sizes), what) as tracer:
+        offset = 0
+        for v, size in zip(leaves, sizes):
+            tracer.watch_id(v._tid, size, offset)
+            offset += size
+        with strict(GradientTape(), what) as tape:
+            tape.watch(leaves)
+            loss = output_tensor(loss_fn(), what, scalar=True)
+        grads = tape.gradient(loss, leaves, unconnected_gradients=UnconnectedGradients.ZERO)
+        rows = [tracer.pattern(g) for g in grads]
+    return _symmetrized(rows)
+
+
+def _symmetrized(rows):
     sp = patterns.sparse()
     pattern = rows[0] if len(rows) == 1 else sp.vstack(rows, format="csr")
     pattern = (pattern + pattern.T).tocsr()
     pattern.sum_duplicates()
-    return pattern.astype(bool), y, flat
+    return pattern.astype(bool)
 
 
 def _check(f, argnums, what):
