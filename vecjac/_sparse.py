@@ -141,19 +141,22 @@ class SparseJacobian:
     def __call__(self, *args, **kwargs):
         what = self._what
         (k,) = positions(self._argnums, len(args), what)
-        x = args[k]
-        shape = np.shape(x._value if isinstance(x, Tensor) else x)
-        if len(shape) != 1:
-            raise ValueError(f"{what}: {arg_label(self._f, k)} has shape {shape}, but a "
+        prepared, flat, _ = prepare(self._f, args, (k,), what)  # checks x: float, named
+        if len(flat) != 1:
+            raise TypeError(f"{what}: {arg_label(self._f, k)} must be one 1-D float array, "
+                            f"got a {type(args[k]).__name__} of {len(flat)} arrays")
+        x = flat[0]
+        if x.ndim != 1:
+            raise ValueError(f"{what}: {arg_label(self._f, k)} has shape {x.shape}, but a "
                              f"sparse {'Hessian' if self._hessian else 'Jacobian'} is a "
                              "matrix over a 1-D argument: pass x.reshape(-1) and reshape "
                              "it back inside f")
-        key = (shape, np.result_type(x._value if isinstance(x, Tensor) else x).str)
+        key = (x.shape, x.dtype.str)
         plan = self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._prepare(args, kwargs, k, shape[0])
+            plan = self._plans[key] = self._prepare(args, kwargs, k, x.shape[0])
         self._last = plan
-        return self._evaluate(plan, args, kwargs, k)
+        return self._evaluate(plan, prepared, kwargs, k, x)
 
     def _prepare(self, args, kwargs, k, n):
         what = self._what
@@ -183,19 +186,18 @@ class SparseJacobian:
         self(*args, **kwargs)
         return self._value, self._matrix
 
-    def _evaluate(self, plan, args, kwargs, k):
+    def _evaluate(self, plan, args, kwargs, k, x):
         what = self._what
-        args, flat, _ = prepare(self._f, args, (k,), what)
         m, n = plan.pattern.shape
         if plan.ncolors == 0:  # nothing depends on the argument
-            data = np.zeros(0, dtype=flat[0].dtype)
+            data = np.zeros(0, dtype=x.dtype)
             y = None if self._hessian else _output(_call(self._f, args, kwargs), what, m)
             self._value = None if y is None else y._value
         else:
             run = (_hessian_products if self._hessian else
                    _forward_products if plan.mode == "fwd" else _reverse_products)
             holder = {}
-            products = run(self._f, args, kwargs, k, flat[0], plan, m, what, holder)
+            products = run(self._f, args, kwargs, k, x, plan, m, what, holder)
             data = products.reshape(-1)[plan.take]
             self._value = holder.get("y")
         self._matrix = sparse().csr_array((data, plan.indices, plan.indptr), shape=(m, n))
