@@ -223,7 +223,7 @@ def _color(pattern, mode, hessian, dtype, what):
                      np.zeros(n if mode != "rev" else m, dtype=np.int64), 0,
                      np.zeros(0, dtype=np.int64), dtype)
     if hessian:
-        colors, count = _colored(coloring.column_coloring(pattern), n)
+        colors, count = _colored(coloring.symmetric_coloring(pattern), n)
         take = coloring.symmetric_take(pattern, colors, count)
         return _Plan(pattern, "fwd-over-rev", colors, count, take, dtype)
     fwd = rev = None

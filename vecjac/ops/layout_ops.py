@@ -84,7 +84,12 @@ class PadV2(Op):
     samples += (Sample("pad", Arg.float("m", 2), [[1, 1], [0, 1]], dim_range=(0, 3)),)
 
     def forward(self, x, constant_values, paddings):
-        return np.pad(x, paddings, mode="constant", constant_values=constant_values)
+        # a filled array and one slice assignment: np.pad's Python takes 25 us per call
+        shape = tuple(d + b + a for d, (b, a) in zip(x.shape, paddings))
+        out = np.empty(shape, dtype=x.dtype)  # np.pad's dtype: x's
+        out[...] = constant_values
+        out[tuple(builtins.slice(b, b + d) for d, (b, _) in zip(x.shape, paddings))] = x
+        return out
 
     def gradient(self, e, g):
         x = e.inputs[0]
