@@ -229,7 +229,8 @@ def _color(pattern, mode, hessian, dtype, what):
     fwd = rev = None
     if mode in ("auto", "fwd"):
         fwd = coloring.column_coloring(pattern)
-    if mode == "rev" or (mode == "auto" and (fwd is None or fwd[1] > _row_bound(pattern))):
+    if mode == "rev" or (mode == "auto" and (fwd is None or fwd[1] > _row_bound(pattern))
+                         and not _symmetric_pattern(pattern)):
         rev = coloring.row_coloring(pattern)
     if mode == "fwd" or (fwd is not None and (rev is None or fwd[1] <= rev[1])) or \
             (fwd is None and rev is None):
@@ -238,6 +239,13 @@ def _color(pattern, mode, hessian, dtype, what):
                      dtype)
     colors, count = _colored(rev, m)
     return _Plan(pattern, "rev", colors, count, coloring.reverse_take(pattern, colors), dtype)
+
+
+def _symmetric_pattern(pattern):
+    """A square pattern equal to its transpose: rows color as columns do (no second
+    coloring needed to compare the modes)."""
+    m, n = pattern.shape
+    return m == n and (pattern != pattern.T).nnz == 0
 
 
 def _row_bound(pattern):
