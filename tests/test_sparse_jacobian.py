@@ -105,7 +105,7 @@ def test_sparse_hessian():
     H = vj.sparse_hessian(rosenbrock)
     close(H(x), rosenbrock_hand(x))
     close(H(x), vj.hessian(rosenbrock)(x).numpy())
-    assert H.ncolors == 3 and H.mode == "fwd-over-rev"
+    assert H.ncolors == 3 and H.mode == "rev-over-rev"
     # an arrowhead: dense first row and column, diagonal otherwise
     f = lambda x: x[0] * vj.reduce_sum(x[1:] ** 3)
     H = vj.sparse_hessian(f)

@@ -8,7 +8,8 @@ evaluates one compressed product per color, all colors in one pfor:
 - forward: J S, S the (n, colors) indicator matrix of the column colors: the JVPs of f
   along each color's columns summed (ForwardAccumulator inside pfor, as jacfwd);
 - reverse: S^T J with the rows' colors (tape.gradient inside pfor, as tape.jacobian);
-- Hessian: H S, forward over reverse (the JVP of the gradient, as vj.hvp);
+- Hessian: H S, reverse over reverse (the gradient recorded once, one backward pass
+  through it per color);
 and reads each nonzero out of the compressed products straight into the data array of
 a scipy.sparse.csr_array with the pattern's indices (no sort, no COO).
 """
@@ -89,7 +90,7 @@ class SparseJacobian:
 
     Call it like f: it returns a scipy.sparse.csr_array. After a call, `.pattern` (the
     boolean pattern, csr_array), `.ncolors` (products per call) and `.mode` ("fwd",
-    "rev", or "fwd-over-rev" for Hessians) describe the last input signature used.
+    "rev", or "rev-over-rev" for Hessians) describe the last input signature used.
     """
 
     def __init__(self, f, argnums, sparsity, mode, hessian):
@@ -219,13 +220,13 @@ def _symmetric(p):
 def _color(pattern, mode, hessian, dtype, what):
     m, n = pattern.shape
     if pattern.nnz == 0:
-        return _Plan(pattern, "fwd-over-rev" if hessian else "fwd" if mode == "auto" else mode,
+        return _Plan(pattern, "rev-over-rev" if hessian else "fwd" if mode == "auto" else mode,
                      np.zeros(n if mode != "rev" else m, dtype=np.int64), 0,
                      np.zeros(0, dtype=np.int64), dtype)
     if hessian:
         colors, count = _colored(coloring.symmetric_coloring(pattern), n)
         take = coloring.symmetric_take(pattern, colors, count)
-        return _Plan(pattern, "fwd-over-rev", colors, count, take, dtype)
+        return _Plan(pattern, "rev-over-rev", colors, count, take, dtype)
     fwd = rev = None
     if mode in ("auto", "fwd"):
         fwd = coloring.column_coloring(pattern)
@@ -291,16 +292,27 @@ def _reverse_products(f, args, kwargs, k, x, plan, m, what, holder):
 
 
 def _hessian_products(f, args, kwargs, k, x, plan, m, what, holder):
+    """H S by reverse over reverse: the gradient recorded once on a persistent tape, then
+    one backward pass through it per color (vectorized). Forward over reverse (vj.hvp's
+    way) pushes the colors through the forward pass and the backward pass: measured 1.5x
+    slower on the chained Rosenbrock (n = 10^5, 3 colors: 36 against 24 ms)."""
+    with strict(GradientTape(persistent=True), what) as outer:
+        outer.watch(x)
+        with strict(GradientTape(), what) as tape:
+            tape.watch(x)
+            y = output_tensor(_call(f, args, kwargs), what, scalar=True)
+        g = tape.gradient(y, x, unconnected_gradients=_ZERO)
+    return _hvps(outer, g, [x], plan)
+
+
+def _hvps(outer, g, leaves, plan):
+    """The Hessian-vector products of the plan's colors: (ncolors, n) array."""
     seeds = plan.seeds
 
     def loop_fn(i):
         seed = apply(lib.GatherV2, seeds, i, axis=0, batch_dims=0)
-        with strict(ForwardAccumulator([x], [seed]), what) as acc:
-            with strict(GradientTape(), what) as tape:
-                tape.watch(x)
-                y = output_tensor(_call(f, args, kwargs), what, scalar=True)
-            g = tape.gradient(y, x, unconnected_gradients=_ZERO)
-        return acc.jvp(g, unconnected_gradients=_ZERO)
+        hv = outer.gradient(g, leaves, output_gradients=seed, unconnected_gradients=_ZERO)
+        return hv[0] if len(hv) == 1 else lib.concat([lib.reshape(h, [-1]) for h in hv], 0)
     return pfor(loop_fn, plan.ncolors)._value
 
 
@@ -337,13 +349,7 @@ def variables_hessian(loss_fn, leaves, outer, g, what):
     if plan.ncolors == 0:
         data = np.zeros(0, dtype=g.dtype)
     else:
-        seeds = plan.seeds
-
-        def loop_fn(i):
-            seed = apply(lib.GatherV2, seeds, i, axis=0, batch_dims=0)
-            hv = outer.gradient(g, leaves, output_gradients=seed, unconnected_gradients=_ZERO)
-            return lib.concat([lib.reshape(h, [-1]) for h in hv], 0)
-        data = pfor(loop_fn, plan.ncolors)._value.reshape(-1)[plan.take]
+        data = _hvps(outer, g, list(leaves), plan).reshape(-1)[plan.take]
     return sparse().csr_array((data, plan.indices, plan.indptr), shape=(n, n))
 
 
@@ -381,7 +387,7 @@ def sparse_hessian(f, argnums=0, sparsity=None):
     `f` takes a 1-D float argument (argument `argnums`). The first call per input shape
     and dtype detects the pattern (vj.hessian_sparsity) or uses `sparsity` ((n, n),
     symmetrized), colors its columns so that each entry is computed alone in one of its
-    two mirror positions, and evaluates one Hessian-vector product (forward over reverse)
+    two mirror positions, and evaluates one Hessian-vector product (reverse over reverse)
     per color, all colors in one vectorized pass.
 
     >>> hess = vj.sparse_hessian(lambda x: vj.reduce_sum(x[1:] * x[:-1] ** 2))
