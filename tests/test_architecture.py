@@ -129,16 +129,17 @@ clip_by_value complex128 complex64 concat cond constant conversion_policy conver
 cosh cumprod
 cumsum custom_gradient dask defop divide einsum elu equal erf erfc exp expand_dims expm1 eye
 fill flat_hessian float16 float32 float64 floor floordiv floormod gather gather_nd gelu grad
-greater greater_equal hessian hvp identity image int16 int32 int64 int8 is_finite is_inf
-is_nan is_tensor jacfwd jacobian jacrev jvp l2_normalize layers leaky_relu less less_equal linalg linearize linspace log
+greater greater_equal hessian hessian_sparsity hvp identity image int16 int32 int64 int8 is_finite is_inf
+is_nan is_tensor jacfwd jacobian jacobian_sparsity jacrev jvp l2_normalize layers leaky_relu less less_equal linalg linearize linspace log
 log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
 matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
 one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
-reduce_std reduce_sum reduce_variance relu relu6 reshape reverse round rsqrt scipy
+reduce_std reduce_sum reduce_variance relu relu6 reshape reverse roll round rsqrt scipy
 searchsorted selu set_conversion_policy set_memory_budget shape
 sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax sort
-softmax_cross_entropy_with_logits softplus softsign split sqrt square squared_difference
+softmax_cross_entropy_with_logits softplus softsign sparse_hessian sparse_jacobian split sqrt
+square squared_difference
 squeeze stack stop_gradient strided_slice subtract swish tan tanh tensor_scatter_nd_add
 tensor_scatter_nd_update tensordot testing tile transpose truediv uint8 unstack
 value_and_grad vectorize vectorized_map vjp where while_loop xdivy xlogy zeros zeros_like

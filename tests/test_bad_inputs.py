@@ -277,9 +277,29 @@ SPECS = {
                 call=lambda fn, a, va: _pull(fn(a["f"], *va, has_aux=a["has_aux"]))),
     "flat_hessian": dict(make=lambda: _quadratic(), roles=dict(loss_fn="callable",
                                                                 variables="variables")),
+    "roll": dict(args=dict(input=lambda: F(3, 4), shift=1, axis=0),
+                 roles=dict(shift="int", axis="axis")),
+    # sparsity: the traced function's arguments are varargs; the prepared functions are
+    # fuzzed at construction and at their call (argument x, a 1-D float vector)
+    "jacobian_sparsity": dict(args=dict(f=lambda x: x * x, argnums=0),
+                              varargs=lambda: [F(4)], roles=dict(argnums="argnums")),
+    "hessian_sparsity": dict(args=dict(f=lambda x: vj.reduce_sum(x * x * x), argnums=0),
+                             varargs=lambda: [F(4)], roles=dict(argnums="argnums")),
+    "sparse_jacobian": dict(args=dict(f=lambda x: x * x, argnums=0, mode="auto",
+                                      x=lambda: F(4)),
+                            roles=dict(argnums="argnums", x="float", mode="jac_mode",
+                                       sparsity="skip"),
+                            call=lambda fn, a, va: fn(**{k: v for k, v in a.items()
+                                                         if k != "x"})(a["x"])),
+    "sparse_hessian": dict(args=dict(f=lambda x: vj.reduce_sum(x * x * x), argnums=0,
+                                     x=lambda: F(4)),
+                           roles=dict(argnums="argnums", x="float", sparsity="skip"),
+                           call=lambda fn, a, va: fn(**{k: v for k, v in a.items()
+                                                        if k != "x"})(a["x"])),
     "newton_step": dict(make=lambda: _quadratic(), roles=dict(
         loss_fn="callable", variables="variables", damping="scalar",
-        method="newton_method", cg_tol="scalar", cg_max_iters="size_or_none")),
+        method="newton_method", cg_tol="scalar", cg_max_iters="size_or_none",
+        sparse="bool")),
 }
 
 
@@ -646,12 +666,20 @@ def names_argument(msg, arg):
                for a in aliases)
 
 
+def _is_scipy_sparse(x):
+    return type(x).__module__.startswith("scipy.sparse")
+
+
 def check_result(short, out, args, label, role):
     """A result for a bad input: numeric Tensors, equal to the NumPy oracle if any."""
     problems = []
     if role == "callable":  # what a user function returns may come back as it is (cond)
         return problems
     for leaf in _leaves(out):
+        if _is_scipy_sparse(leaf):  # the sparse Jacobians and patterns (issue 12)
+            if leaf.dtype.kind not in "bf":
+                problems.append(f"returned a sparse matrix of dtype {leaf.dtype}")
+            continue
         if isinstance(leaf, vj.Tensor):
             if leaf._value.dtype.kind not in "biufc":
                 problems.append(f"returned a Tensor of dtype {leaf._value.dtype}")

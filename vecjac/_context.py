@@ -86,6 +86,11 @@ class Transform:
         that follows it may raise or warn (the derivative would be cut there) or record
         the read (plan capture: a guard). Default: nothing."""
 
+    def varies(self, tensor):
+        """Whether `tensor` stands for many values at once (a traced value), so that
+        vecjac's own control flow must take every branch (vj.cond). Default: no."""
+        return False
+
 
 def hide(level):
     """Hide every active transform of level >= `level`; returns what to pass to unhide."""
@@ -136,6 +141,15 @@ class hiding:
 # explicit t.numpy(), or a value-dependent choice inside vecjac itself.
 IMPLICIT = frozenset(("__array__", "__float__", "__int__", "__index__", "__complex__"))
 READS = IMPLICIT | {"__bool__", "numpy", "internal"}
+
+
+def varies(tensor):
+    """True when an active transform follows `tensor` as a value standing for many (the
+    sparsity tracer): vj.cond then runs both branches and selects with vj.where."""
+    for t in state.stack:
+        if t.varies(tensor):
+            return True
+    return False
 
 
 def value_read(tensor, how):

@@ -7,8 +7,10 @@ order for nests) into one vector of length n = sum of their sizes, and the resul
 the variables' shapes. `newton_step` solves (H + damping I) d = g and applies
 `variable.assign_sub(d_k)`.
 """
+import importlib
 import math
 import numbers
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -16,6 +18,7 @@ import numpy as np
 from . import nest
 from ._dispatch import convert_to_tensor
 from ._fn_args import strict
+from ._sparse import variables_hessian
 from ._tape import GradientTape
 from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients
@@ -142,7 +145,7 @@ def _dense_hessian(outer, g, leaves):
     return concat([reshape(b, [n, -1]) for b in blocks], axis=1)
 
 
-def flat_hessian(loss_fn, variables):
+def flat_hessian(loss_fn, variables, sparse=False):
     """The (n, n) Hessian of `loss_fn()` over all `variables`, flattened and concatenated.
 
     `loss_fn` takes no arguments and returns a scalar (it reads the variables, TF style).
@@ -156,11 +159,41 @@ def flat_hessian(loss_fn, variables):
     ...                               [w, b])
     >>> H.shape, [t.shape for t in unflatten(np.arange(6.0))]
     ((6, 6), [(2, 2), (2,)])
+
+    `sparse=True` returns the Hessian as a scipy.sparse.csr_array instead, computed from
+    its detected sparsity pattern (one Hessian-vector product per color; see
+    vj.sparse_hessian; pattern and coloring are cached per loss_fn and variables).
     """
     what = "flat_hessian"
     leaves = _check_variables(variables, what, need_variables=False)
+    sparse = _check_sparse(sparse, what)
     _, g, outer = _record_gradient(loss_fn, leaves, what)
-    return FlatHessian(_dense_hessian(outer, g, leaves), Unflatten(variables))
+    H = variables_hessian(loss_fn, leaves, outer, g, what) if sparse else \
+        _dense_hessian(outer, g, leaves)
+    return FlatHessian(H, Unflatten(variables))
+
+
+def _check_sparse(sparse, what):
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise TypeError(f"{what}: sparse must be a bool, got {sparse!r}")
+    return bool(sparse)
+
+
+def _sparse_solve(H, g, damping, what):
+    """(H + damping I)^-1 g with a sparse LU factorization (scipy.sparse.linalg)."""
+    sp = importlib.import_module("scipy.sparse")
+    linalg = importlib.import_module("scipy.sparse.linalg")
+    A = (H + damping * sp.eye_array(H.shape[0], dtype=H.dtype, format="csr")).tocsc()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linalg.MatrixRankWarning)
+        try:
+            d = linalg.spsolve(A, g)
+        except (RuntimeError, linalg.MatrixRankWarning):
+            d = np.full_like(g, np.nan)
+    if not np.all(np.isfinite(d)):
+        raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
+                         "increase damping")
+    return d
 
 
 def _conjugate_gradient(matvec, b, tol, max_iters):
@@ -193,7 +226,7 @@ def _conjugate_gradient(matvec, b, tol, max_iters):
 
 
 def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
-                cg_max_iters=None):
+                cg_max_iters=None, sparse=False):
     """Apply one damped Newton update to `variables`: solve (H + damping I) d = g, then
     `v.assign_sub(d_v)` for each variable. Returns a `NewtonStep` (loss before the step,
     gradient norm, step norm, method, CG iterations).
@@ -205,7 +238,9 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     O(n); `cg_tol` relative residual, at most `cg_max_iters` iterations, default
     min(n, 200)); "solve" or "cg" force one. `damping` >= 0 (Levenberg style) keeps the
     system well-posed; a Hessian that is not positive definite needs enough damping to
-    give a descent step (CG stops at negative curvature).
+    give a descent step (CG stops at negative curvature). `sparse=True` forms the Hessian
+    as a sparse matrix from its detected pattern (see vj.sparse_hessian) and solves with
+    a sparse LU (scipy.sparse.linalg), for any n: large problems with sparse Hessians.
 
     >>> x = vj.Variable([3.0, -2.0])
     >>> vj.newton_step(lambda: vj.reduce_sum((x - 1.0) ** 2), [x], damping=0.0).loss
@@ -213,6 +248,7 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     """
     what = "newton_step"
     leaves = _check_variables(variables, what, need_variables=True)
+    sparse = _check_sparse(sparse, what)
     if (not isinstance(damping, numbers.Real) or isinstance(damping, bool)
             or not np.isfinite(damping) or damping < 0):
         raise ValueError(f"{what}: damping must be a finite number >= 0, got {damping!r}")
@@ -227,11 +263,14 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     unflatten = Unflatten(variables)
     n = unflatten.size
     if method == "auto":
-        method = "solve" if n <= CG_THRESHOLD else "cg"
+        method = "solve" if n <= CG_THRESHOLD or sparse else "cg"
     loss, g, outer = _record_gradient(loss_fn, leaves, what)
     g_np = g.numpy().astype(unflatten.dtype)
     iterations = 0
-    if method == "solve":
+    if method == "solve" and sparse:
+        d = _sparse_solve(variables_hessian(loss_fn, leaves, outer, g, what), g_np, damping,
+                          what)
+    elif method == "solve":
         H = _dense_hessian(outer, g, leaves).numpy()
         A = H + damping * np.eye(n, dtype=H.dtype)
         try:

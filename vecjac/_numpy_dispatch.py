@@ -210,7 +210,7 @@ import numpy as np
 
 from . import (_numpy_arrange, _numpy_functions, _numpy_indexing, _numpy_linalg,  # noqa: F401
                _numpy_math, _numpy_products, _numpy_shapes, _numpy_ufuncs)  # (fill the tables)
-from ._context import is_visible, state
+from ._context import is_visible, state, value_read, varies
 from ._errors import NotDifferentiableWarning
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,
                             _warned, coverage_table, covered_functions)  # noqa: F401
@@ -330,6 +330,8 @@ def _plain(x, info):
             raise TypeError(f"{info['name']} has no vecjac op ({info['reason']}), so it "
                             "cannot take a loop-variant value inside pfor / vectorized_map; "
                             "write it with vecjac ops")
+        if state.stack and varies(x):  # the sparsity tracer cannot follow it: it raises
+            value_read(x, f"{info['name']} ({info['reason']})")
         if x.dtype.kind in "fc":
             info["floating"].append(x)
         return x._value

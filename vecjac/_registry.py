@@ -9,6 +9,7 @@ vectorizable and traceable):
   rule derived from the VJP (vecjac/_forward.py);
 - `converter(cx, *inputs, **attrs)`: the pfor rule (vecjac/vectorize/converters.py);
 - `structured(cx, *inputs, **attrs)`: optional pfor rule for structured one-hot seeds;
+- `pattern(cx, *inputs, **attrs)`: the sparsity rule (vecjac/_pattern_rules.py);
 - `samples`: how the registry tests call it.
 Rules are functions of the op (`converter = broadcasting` binds like a method), so that
 family rules are written once and shared. `@register` instantiates the block and files
@@ -32,6 +33,7 @@ class Op:
     converter = None        # pfor rule, or None for the while-loop fallback
     structured = None       # pfor rule for one-hot structured inputs (vectorize/structured.py)
     jvp = None              # forward-mode rule, or None for the one derived from gradient
+    pattern = None          # sparsity rule (vecjac/_pattern_rules.py); None: conservative
     has_gradient = True     # False: a float op whose gradient is not implemented
     samples = ()            # Sample specs: how tests/test_registry.py calls this op
     covered_by = None       # internal op: name of the op whose gradient checks cover it

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import elementwise
 from .._jvp_rules import linear
@@ -24,6 +25,7 @@ __all__ = ["identity", "stop_gradient", "reshape", "transpose", "expand_dims", "
 @register
 class Identity(Op):
     name = "Identity"
+    pattern = patterns.elementwise
     jvp = linear
     structured = structured_rules.passthrough
     samples = (Sample("identity", Arg.float(2, "n")), Sample("identity", Arg.float()))
@@ -63,6 +65,7 @@ def stop_gradient(input, name=None):
 @register
 class Reshape(Op):
     name = "Reshape"
+    pattern = patterns.layout
     jvp = linear
     structured = structured_rules.passthrough
     samples = (Sample("reshape", Arg.float(2, 3, "n"), (3, -1)),
@@ -103,6 +106,7 @@ def reshape(tensor, shape, name=None):
 @register
 class Transpose(Op):
     name = "Transpose"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("transpose", Arg.float(2, "n", 3), perm=(2, 0, 1)),
                Sample("transpose", Arg.float(2, "n")))
@@ -165,6 +169,7 @@ def squeeze(input, axis=None, name=None):
 @register
 class BroadcastTo(Op):
     name = "BroadcastTo"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("broadcast_to", Arg.float(3, 1), (2, 3, 4)),
                Sample("broadcast_to", Arg.float(), (2, 3)),
@@ -201,6 +206,7 @@ def broadcast_to(input, shape, name=None):
 @register
 class ConcatV2(Op):
     name = "ConcatV2"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("concat", [Arg.float(2, "n"), Arg.float(1, "n"), Arg.float(3, "n")], axis=0),
                Sample("concat", [Arg.float("n", 2), Arg.float("n", 1)], axis=-1))
@@ -241,6 +247,7 @@ def concat(values, axis, name=None):
 @register
 class Pack(Op):
     name = "Pack"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("stack", [Arg.float(2, "n"), Arg.float(2, "n")], axis=1),
                Sample("stack", [Arg.float(), Arg.float(), Arg.float()]))
@@ -271,6 +278,7 @@ def stack(values, axis=0, name=None):
 @register
 class Unpack(Op):
     name = "Unpack"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("unstack", Arg.float(3, "n")), Sample("unstack", Arg.float(2, "n"), axis=1))
     n_outputs = None  # one per slice
@@ -301,6 +309,7 @@ def unstack(value, num=None, axis=0, name=None):
 @register
 class SplitV(Op):
     name = "SplitV"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("split", Arg.float(4, "n"), 2),
                Sample("split", Arg.float("n", 5), [1, 3, 1], axis=1))

@@ -16,6 +16,7 @@ import numbers
 import numpy as np
 
 from .. import nest
+from .._context import state, value_read, varies
 from .._registry import lib
 from .._tensor import Tensor
 from .._dispatch import convert_to_tensor
@@ -46,6 +47,10 @@ def _predicate(pred, fn, arg):
         raise ValueError(f"{fn}: {arg} must be a scalar (shape ()), got shape {pred.shape}")
     if _loop_variant(pred):
         return pred
+    if state.stack and varies(pred):
+        if fn == "cond":
+            return pred  # a traced predicate: both branches, selected by vj.where
+        value_read(pred, "internal")  # a while_loop cannot: the tracer raises
     return bool(pred._value)
 
 

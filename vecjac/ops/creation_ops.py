@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from .._tensor import Tensor
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import elementwise
 from .._jvp_rules import linear
 from .._registry import Op, lib, register
@@ -54,6 +55,7 @@ def ones(shape, dtype=None, name=None):
 @register
 class Fill(Op):
     name = "Fill"
+    pattern = patterns.broadcasting
     jvp = linear
     samples = (Sample("fill", (2, 3), Arg.float()), Sample("fill", (), Arg.float()))
 

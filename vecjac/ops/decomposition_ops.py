@@ -33,6 +33,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..vectorize.converters import elementwise
+from .. import _pattern_rules as patterns
 from .._registry import Op, lib, register
 from .._dispatch import apply
 from .._samples import Arg, Sample
@@ -121,6 +122,7 @@ class Svd(Op):
     """(s, u, v) of a = u diag(s) v^T, TF's order; full_matrices as NumPy's."""
     name = "Svd"
     n_outputs = 3
+    pattern = patterns.batched(2, 1, 2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them
     samples = (Sample(_svd_sample(), _noise("m", "n")),
                Sample(_svd_sample(), _noise(2, "m", 3)),
@@ -226,6 +228,7 @@ def _eigh_sample(x):
 class SelfAdjointEigV2(Op):
     """(e, v) of a symmetric matrix given by its lower triangle; e ascending."""
     name = "SelfAdjointEigV2"
+    pattern = patterns.batched(2, 1, 2)
     n_outputs = 2
     converter = elementwise
     # v * v: invariant under the sign of each eigenvector (LAPACK's choice)
@@ -284,6 +287,7 @@ def _low_rank(b, c):
 class MatrixPinv(Op):
     """Moore-Penrose pseudo-inverse; singular values <= rcond * max(s) count as zero."""
     name = "MatrixPinv"
+    pattern = patterns.batched(2, 2)
     converter = elementwise
     samples = (Sample(lambda x: pinv(x + _spread(x.shape, x.dtype)), _noise("m", "n")),
                Sample(lambda x: pinv(x + _spread(x.shape, x.dtype)), _noise(2, 3, "n")),
@@ -345,6 +349,7 @@ class MatrixSolveLs(Op):
     """x minimizing |a x - b|^2 + l2 |x|^2 by the normal equations (full rank):
     x = (a^T a + l2 I)^-1 a^T b for m >= n, a^T (a a^T + l2 I)^-1 b for m < n."""
     name = "MatrixSolveLs"
+    pattern = patterns.batched(2, 2, 2)
     converter = elementwise
     samples = (Sample(lambda a, b: lstsq(a + _spread(a.shape, a.dtype), b),
                       _noise("m", "n"), Arg.float("m", 2)),

@@ -7,6 +7,7 @@ the TF autodiff guide uses. vj.RegisterGradient("AdjustContrastv2") can add one.
 import numpy as np
 
 from .._dispatch import apply, to_input
+from .. import _pattern_rules as patterns
 from .._registry import Op, lib, register
 from .._samples import Arg, Sample
 from .array_ops import reshape
@@ -22,6 +23,7 @@ class AdjustContrast(Op):
     No `gradient` method: register() marks the op has_gradient=False.
     """
     name = "AdjustContrastv2"
+    pattern = patterns.along_axis(axes=(-3, -2))
     samples = (Sample("adjust_contrast", Arg.float(2, "n", 3), Arg.float(), no_grad="as TF"),
                Sample("adjust_contrast", Arg.float(2, 2, "n", 1), 1.5, no_grad="as TF"),
                Sample("adjust_contrast", Arg.int(2, "n", 3, hi=256, dtype=np.uint8), 0.5))

@@ -14,6 +14,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from . import kernels
+from .. import _pattern_rules as patterns
 from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
@@ -95,6 +96,7 @@ def _check_indices(indices, size, fn):
 @register
 class GatherV2(Op):
     name = "GatherV2"
+    pattern = patterns.gather
     jvp = linear
     samples = (Sample("gather", Arg.float("n", 3), Arg.int(4, hi="n")),
                Sample("gather", Arg.float(2, "n", 3), Arg.int(2, 2, hi="n"), axis=1),
@@ -132,10 +134,17 @@ class GatherV2(Op):
         return apply(self, params, indices, axis=axis + 1, batch_dims=batch_dims + 1)
 
 
+def _gather_adjoint(numbers, indices, shape, axis, batch_dims):
+    """Where each element of GatherGrad's input goes: the gather of the output's element
+    numbers (GatherGrad is the adjoint of GatherV2)."""
+    return _gather_np(numbers, indices, axis, batch_dims)
+
+
 @register
 class GatherGrad(Op):
     """Scatter-add of a gather's cotangent into zeros of the params' shape."""
     name = "GatherGrad"
+    pattern = patterns.scatter(_gather_adjoint)
     jvp = linear
     samples = (Sample("tensor_scatter_nd_add", Arg.float("n", 3), Arg.int(4, 1, hi="n"),
                       Arg.float(4, 3)),)  # repeated indices add up
@@ -212,6 +221,7 @@ def _check_basic_key(shape, key):
 @register
 class StridedSlice(Op):
     name = "StridedSlice"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("getitem", Arg.float(4, "n"), (slice(1, None, 2), 0)),
                Sample("getitem", Arg.float(4, "n", 2), (slice(None, None, -1), Ellipsis, None, 1)),
@@ -231,6 +241,7 @@ class StridedSlice(Op):
 @register
 class StridedSliceGrad(Op):
     name = "StridedSliceGrad"
+    pattern = patterns.layout
     jvp = linear
     covered_by = "StridedSlice"
 

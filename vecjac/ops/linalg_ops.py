@@ -11,6 +11,7 @@ raise numpy.linalg.LinAlgError (a ValueError) naming the function.
 import numpy as np
 
 from .._tensor import Tensor
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import elementwise
 from .._jvp_rules import linear
 from .._registry import Op, lib, register
@@ -102,6 +103,7 @@ def _solve_converter(op, cx, a, b, **attrs):
 @register
 class MatrixSolve(Op):
     name = "MatrixSolve"
+    pattern = patterns.batched(2, 2, 2)
     samples = (Sample("solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("solve", Arg.square(2, 3, 3), Arg.float(3, "k"), adjoint=True),
                Sample("solve", Arg.square(3, 3), Arg.float(2, 3, 1)))
@@ -143,6 +145,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
 @register
 class MatrixTriangularSolve(Op):
     name = "MatrixTriangularSolve"
+    pattern = patterns.batched(2, 2, 2)
     samples = (Sample("triangular_solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("triangular_solve", Arg.square(2, 3, 3), Arg.float(3, "k"), lower=False,
                       adjoint=True))
@@ -187,6 +190,7 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
 @register
 class MatrixInverse(Op):
     name = "MatrixInverse"
+    pattern = patterns.batched(2, 2)
     samples = (Sample("inv", Arg.square("n", "n")),
                Sample("inv", Arg.square(2, 3, 3), adjoint=True))
     converter = elementwise  # batched over leading axes: the loop axis is one of them
@@ -213,6 +217,7 @@ def inv(input, adjoint=False, name=None):
 @register
 class MatrixDeterminant(Op):
     name = "MatrixDeterminant"
+    pattern = patterns.batched(2, 0)
     samples = (Sample("det", Arg.square("n", "n")), Sample("det", Arg.square(2, 3, 3)))
     converter = elementwise
 
@@ -233,6 +238,7 @@ def det(input, name=None):
 @register
 class LogMatrixDeterminant(Op):
     name = "LogMatrixDeterminant"
+    pattern = patterns.batched(2, 0, 0)
     samples = (Sample("slogdet", Arg.square("n", "n")), Sample("slogdet", Arg.square(2, 3, 3)))
     n_outputs = 2
     converter = elementwise
@@ -255,6 +261,7 @@ def slogdet(input, name=None):
 @register
 class Cholesky(Op):
     name = "Cholesky"
+    pattern = patterns.batched(2, 2)
     # cholesky reads one triangle; its gradient is the symmetric one (as TF's), so the
     # samples feed it symmetric matrices a + a^T, for which both agree
     samples = (Sample(lambda a: cholesky(a + matrix_transpose(a)), Arg.spd("n", "n")),
@@ -302,6 +309,7 @@ def logdet(matrix, name=None):
 class MatrixDiag(Op):
     """(..., k) -> (..., rows, cols) with the vector on the main diagonal."""
     name = "MatrixDiagV3"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("diag", Arg.float("n")), Sample("diag", Arg.float(2, "n")))
     converter = elementwise
@@ -319,6 +327,7 @@ class MatrixDiag(Op):
 @register
 class MatrixDiagPart(Op):
     name = "MatrixDiagPartV3"
+    pattern = patterns.layout
     jvp = linear
     samples = (Sample("diag_part", Arg.float("n", "n")), Sample("diag_part", Arg.float(2, 3, "n")),
                Sample("trace", Arg.float(2, "n", "n")))

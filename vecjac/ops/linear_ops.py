@@ -16,6 +16,7 @@ import string
 
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
 from .._jvp_rules import multilinear
 from .._registry import Op, lib, register
@@ -45,9 +46,34 @@ def _pad_batch(x, rank, stacked):
     return lib.reshape(x, (x.shape[0],) + (1,) * (rank - own) + x.shape[1:])
 
 
+_BATCH = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _batch(x, core, rank):
+    """Subscripts of x's batch axes, right-aligned in a batch of `rank` axes."""
+    return _BATCH[rank - (x.ndim - core):rank]
+
+
+def _matmul_subscripts(inputs, attrs):
+    a, b = inputs  # (..., m, k) @ (..., k, p): the einsum of MatMul's sparsity rule
+    rank = max(a.ndim, b.ndim) - 2
+    return (_batch(a, 2, rank) + "mk", _batch(b, 2, rank) + "kp"), _BATCH[:rank] + "mp"
+
+
+def _matvec_subscripts(inputs, attrs):
+    a, b = inputs  # (..., m, n) @ (..., n)
+    rank = max(a.ndim - 2, b.ndim - 1)
+    return (_batch(a, 2, rank) + "mn", _batch(b, 1, rank) + "n"), _BATCH[:rank] + "m"
+
+
+def _einsum_subscripts(inputs, attrs):
+    return attrs["inputs"], attrs["output"]
+
+
 @register
 class MatMul(Op):
     name = "MatMul"
+    pattern = patterns.contraction(_matmul_subscripts)
     jvp = multilinear
     samples = (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n")),
                Sample("matmul", Arg.float(2, 1, "m", 3), Arg.float(2, 3, 2)),  # batch broadcast
@@ -96,6 +122,7 @@ class MatVec(Op):
     forward mode and of pfor (a loop of vectors is a matrix): with a plain matrix, any
     stack of vectors is one GEMM (vectors @ a.T), with no reshape or transpose ops."""
     name = "MatVec"
+    pattern = patterns.contraction(_matvec_subscripts)
     jvp = multilinear
     structured = structured_rules.matvec
     samples = (Sample("linalg.matvec", Arg.float("m", "n"), Arg.float("n")),
@@ -251,6 +278,7 @@ def _einsum_np(arrays, inputs, output):
 @register
 class Einsum(Op):
     name = "Einsum"
+    pattern = patterns.contraction(_einsum_subscripts)
     jvp = multilinear
     samples = (Sample("einsum", "ij,jk->ik", Arg.float("m", 3), Arg.float(3, "n")),
                Sample("einsum", "bii->bi", Arg.float(2, "n", "n")),  # a diagonal

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import axis_shift, elementwise
 from .._jvp_rules import linear_in, self_adjoint
@@ -67,6 +68,7 @@ def _select(cond, a, b):
 @register
 class Sigmoid(Op):
     name = "Sigmoid"
+    pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("sigmoid", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("sigmoid", Arg.float()))
@@ -85,6 +87,7 @@ class Sigmoid(Op):
 @register
 class Relu(Op):
     name = "Relu"
+    pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("relu", Arg.float(2, "n")), Sample("relu", Arg.float()))
     samples += (Sample("relu", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
@@ -101,6 +104,7 @@ class Relu(Op):
 class ReluGrad(Op):
     """g where the relu output is positive, else 0 (linear in g)."""
     name = "ReluGrad"
+    pattern = patterns.broadcasting
     jvp = linear_in(0)
     covered_by = "Relu"
     converter = elementwise
@@ -117,6 +121,7 @@ class ReluGrad(Op):
 @register
 class Relu6(Op):
     name = "Relu6"
+    pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("relu6", Arg.float(2, "n", lo=-2.0, hi=8.0)),
                Sample("relu6", Arg.float(lo=-2.0, hi=8.0)))
@@ -133,6 +138,7 @@ class Relu6(Op):
 @register
 class Elu(Op):
     name = "Elu"
+    pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("elu", Arg.float(2, "n")), Sample("elu", Arg.float()))
     converter = elementwise
@@ -155,6 +161,7 @@ class Elu(Op):
 @register
 class LeakyRelu(Op):
     name = "LeakyRelu"
+    pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("leaky_relu", Arg.float(2, "n")),
                Sample("leaky_relu", Arg.float(), alpha=0.3))
@@ -171,6 +178,7 @@ class LeakyRelu(Op):
 @register
 class Softplus(Op):
     name = "Softplus"
+    pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("softplus", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("softplus", Arg.float()))
@@ -267,6 +275,7 @@ swish = silu
 @register
 class Softmax(Op):
     name = "Softmax"
+    pattern = patterns.along_axis("axis")
     jvp = self_adjoint  # diag(y) - y y^T is symmetric
     samples = (Sample("softmax", Arg.float(2, "n")), Sample("softmax", Arg.float("n", 3), axis=0),
                Sample("softmax", Arg.float(3)))
@@ -285,6 +294,7 @@ class Softmax(Op):
 @register
 class LogSoftmax(Op):
     name = "LogSoftmax"
+    pattern = patterns.along_axis("axis")
     samples = (Sample("log_softmax", Arg.float(2, "n")),
                Sample("log_softmax", Arg.float("n", 3), axis=0),
                Sample("log_softmax", Arg.float(3)))

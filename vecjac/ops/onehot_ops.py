@@ -9,6 +9,7 @@ import functools
 
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import elementwise
 from . import kernels
 from .._tensor import Tensor
@@ -27,6 +28,7 @@ __all__ = ["one_hot"]
 class ScatterRows(Op):
     """values (..., n, w) -> (..., n, M, w) with values[..., a, :] at [..., a, pos[a], :]."""
     name = "ScatterRows"
+    pattern = patterns.layout
     jvp = linear
     converter = elementwise
     samples = (Sample(lambda v: scatter_rows(v, np.array([2, 0, 2]), 4), Arg.float(3, 2)),)
@@ -45,6 +47,7 @@ class ScatterRows(Op):
 class GatherRows(Op):
     """g (..., n, M, w) -> (..., n, w): the rows [..., a, pos[a], :]."""
     name = "GatherRows"
+    pattern = patterns.layout
     jvp = linear
     converter = elementwise
     covered_by = "ScatterRows"  # its gradient

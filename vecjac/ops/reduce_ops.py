@@ -8,6 +8,7 @@ axis. Gradients broadcast the cotangent back over the reduced axes.
 import math
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import axis_shift, reduction
 from .._jvp_rules import linear
@@ -55,6 +56,7 @@ def _reduce(op, x, axis, keepdims, fn):
 @register
 class Sum(Op):
     name = "Sum"
+    pattern = patterns.reduction
     jvp = linear
     structured = structured_rules.reduce_sum
     samples = (Sample("reduce_sum", Arg.float(2, "n", 3), axis=1),
@@ -74,6 +76,7 @@ class Sum(Op):
 @register
 class Mean(Op):
     name = "Mean"
+    pattern = patterns.reduction
     jvp = linear
     samples = (Sample("reduce_mean", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_mean", Arg.float(2, "n")),
@@ -106,6 +109,7 @@ class _Extremum(Op):
 @register
 class Max(_Extremum):
     name = "Max"
+    pattern = patterns.reduction
     samples = (Sample("reduce_max", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_max", Arg.float(2, "n")),
                Sample("reduce_max", Arg.float(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -118,6 +122,7 @@ class Max(_Extremum):
 @register
 class Min(_Extremum):
     name = "Min"
+    pattern = patterns.reduction
     samples = (Sample("reduce_min", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_min", Arg.float(2, "n")),
                Sample("reduce_min", Arg.float(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -158,6 +163,7 @@ class All(Op):
 @register
 class Prod(Op):
     name = "Prod"
+    pattern = patterns.reduction
     samples = (Sample("reduce_prod", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_prod", Arg.float(3, "n", zeros=0.3), axis=(0, 1), keepdims=True),
                Sample("reduce_prod", Arg.float("n")), Sample("reduce_prod", Arg.float()))
@@ -358,6 +364,7 @@ def _scan_np(accumulate, x, axis, exclusive, reverse, identity):
 @register
 class Cumsum(Op):
     name = "Cumsum"
+    pattern = patterns.scan
     jvp = linear
     samples = (Sample("cumsum", Arg.float(2, "n"), axis=1),
                Sample("cumsum", Arg.float("n", 2), exclusive=True, reverse=True))
@@ -375,6 +382,7 @@ class Cumsum(Op):
 @register
 class Cumprod(Op):
     name = "Cumprod"
+    pattern = patterns.scan
     samples = (Sample("cumprod", Arg.float(2, "n"), axis=1),
                Sample("cumprod", Arg.float("n", 3, zeros=0.3), exclusive=True),
                Sample("cumprod", Arg.float(4, zeros=0.3), reverse=True),

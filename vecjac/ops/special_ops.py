@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import broadcasting
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
@@ -61,6 +62,7 @@ def _erf_float64(x):
 @register
 class Erf(_Unary):
     name = "Erf"
+    pattern = patterns.elementwise
     samples = (Sample("erf", Arg.float(2, "n", lo=-3.0, hi=3.0)), Sample("erf", Arg.float()),
                Sample("erf", Arg.float(5, 8, lo=-3.0, hi=3.0)))  # 40 elements: the table path
 
@@ -76,6 +78,7 @@ class Erf(_Unary):
 @register
 class Erfc(_Unary):
     name = "Erfc"
+    pattern = patterns.elementwise
     samples = (Sample("erfc", Arg.float(2, "n", lo=-3.0, hi=3.0)),
                Sample("erfc", Arg.float(5, 8, lo=-4.0, hi=4.0)))  # tail: continued fraction
 
@@ -112,6 +115,7 @@ def _zero_where_x_is_zero(x, value):
 @register
 class Xlogy(Op):
     name = "Xlogy"
+    pattern = patterns.broadcasting
     samples = (Sample("xlogy", Arg.float(2, "n"), Arg.positive("n")),
                Sample("xlogy", Arg.float(), Arg.positive(3)))
     converter = broadcasting
@@ -133,6 +137,7 @@ class Xlogy(Op):
 @register
 class Xdivy(Op):
     name = "Xdivy"
+    pattern = patterns.broadcasting
     samples = (Sample("xdivy", Arg.float(2, "n"), Arg.positive("n")),
                Sample("xdivy", Arg.float(3), Arg.positive()))
     converter = broadcasting

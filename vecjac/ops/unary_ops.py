@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import broadcasting, elementwise
 from .._jvp_rules import self_adjoint
 from .._registry import Op, lib, register
@@ -25,6 +26,7 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
 
 class _Unary(Op):
     jvp = self_adjoint
+    pattern = patterns.elementwise
     converter = elementwise
 
 

@@ -1,0 +1,134 @@
+"""vj.scipy.jac: Jacobians for SciPy's `jac=` arguments (solve_ivp, least_squares, root).
+
+    J = vj.scipy.jac(F, sparse=True)                 # F(x) -> residuals, x 1-D
+    least_squares(J.fun, x0, jac=J, tr_solver="lsmr")
+    root(J.fun, x0, jac=J)
+    J = vj.scipy.jac(rhs, argnums=1, sparse=True)    # rhs(t, y): solve_ivp calls jac(t, y)
+    solve_ivp(J.fun, t_span, y0, method="BDF", jac=J)
+
+`J(*args)` returns the Jacobian of f with respect to argument `argnums` at args: a float64
+NumPy array, or with sparse=True a scipy.sparse.csr_array (pattern detected and colored on
+the first call, see vj.sparse_jacobian). `J.fun(*args)` is f itself as SciPy wants it
+(float64 NumPy). Both remember the last point: the Jacobian evaluation computes f's value
+on the way, and SciPy asks for fun and jac at the same point, so the second of the two is
+free (f is never run twice for one point).
+"""
+import numbers
+
+import numpy as np
+
+from .._functional_jacobians import jacobian
+from .._fn_args import arg_label, check_callable
+from .._sparse import sparse_jacobian
+from .._tensor import Tensor
+
+__all__ = ["jac", "Jac"]
+
+
+def _key(args):
+    """A value key of SciPy's arguments (arrays by content)."""
+    key = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            key.append((a.shape, a.dtype.str, a.tobytes()))
+        elif isinstance(a, (numbers.Number, str, type(None))):
+            key.append(a)
+        else:
+            key.append(id(a))
+    return tuple(key)
+
+
+class Jac:
+    """What vj.scipy.jac returns (see the module docstring): `J(*args)` the Jacobian,
+    `J.fun(*args)` f's value, sharing evaluations at the last point."""
+
+    def __init__(self, f, argnums, sparse):
+        self._f = f
+        self._argnums = argnums
+        self.sparse = sparse
+        self._sparse = sparse_jacobian(f, argnums) if sparse else None
+        self._dense = None if sparse else jacobian(self._with_value, argnums, has_aux=True)
+        self._last = None  # (key, value, jacobian or None)
+
+    def _with_value(self, *args):
+        y = self._f(*args)
+        return y, y
+
+    def _args(self, args):
+        k = self._argnums
+        if not -len(args) <= k < len(args):
+            raise ValueError(f"vj.scipy.jac: argnums {k} is out of range: called with "
+                             f"{len(args)} positional argument{'s' * (len(args) != 1)}")
+        args = list(args)
+        try:
+            x = np.array(args[k], dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"vj.scipy.jac: {arg_label(self._f, k % len(args))} must be a "
+                            f"1-D float array ({e})") from None
+        if x.ndim != 1:
+            raise ValueError(f"vj.scipy.jac: {arg_label(self._f, k % len(args))} must be "
+                             f"1-D (SciPy's convention), got shape {x.shape}")
+        args[k] = x
+        return args
+
+    @staticmethod
+    def _vector(y):
+        y = np.asarray(y._value if isinstance(y, Tensor) else y, dtype=np.float64)
+        if y.ndim != 1:
+            raise ValueError(f"vj.scipy.jac: f must return a 1-D vector, got shape {y.shape}")
+        return y
+
+    def __call__(self, *args):
+        args = self._args(args)
+        key = _key(args)
+        last = self._last
+        if last is not None and last[0] == key and last[2] is not None:
+            return last[2]
+        if self._sparse is not None:
+            value, J = self._sparse.value_and_matrix(*args)
+            J = J if J.dtype == np.float64 else J.astype(np.float64)
+        else:
+            J, value = self._dense(*args)
+            J = np.asarray(J.numpy(), dtype=np.float64)
+        value = self._vector(value)
+        if J.ndim != 2:
+            raise ValueError(f"vj.scipy.jac: f must return a 1-D vector, got a Jacobian of "
+                             f"shape {J.shape}")
+        self._last = (key, value, J)
+        return J
+
+    def fun(self, *args):
+        """f(*args) as a float64 NumPy vector (remembered with the Jacobian's point)."""
+        args = self._args(args)
+        key = _key(args)
+        last = self._last
+        if last is not None and last[0] == key:
+            return last[1].copy()
+        value = self._vector(self._f(*args))
+        self._last = (key, value, None)
+        return value.copy()
+
+    def __repr__(self):
+        name = getattr(self._f, "__name__", type(self._f).__name__)
+        inner = repr(self._sparse) if self._sparse is not None else "dense"
+        return f"<vj.scipy.jac of {name} (argument {self._argnums}): {inner}>"
+
+
+def jac(f, argnums=0, sparse=False):
+    """A callable with f's signature returning the Jacobian of f with respect to argument
+    `argnums` (1-D): a float64 NumPy array, or with `sparse=True` a
+    scipy.sparse.csr_array (pattern detected on the first call). Its `.fun` is f for
+    SciPy's `fun=`, sharing the evaluation at the last point. See vecjac/scipy/_jac.py.
+
+    >>> J = vj.scipy.jac(lambda x: x[1:] * x[:-1], sparse=True)
+    >>> J(np.array([1.0, 2.0, 3.0])).toarray()
+    array([[2., 1., 0.],
+           [0., 3., 2.]])
+    """
+    what = "vj.scipy.jac"
+    check_callable(f, what)
+    if not isinstance(argnums, (int, np.integer)) or isinstance(argnums, (bool, np.bool_)):
+        raise TypeError(f"{what}: argnums must be an int, got {argnums!r}")
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise TypeError(f"{what}: sparse must be a bool, got {sparse!r}")
+    return Jac(f, int(argnums), bool(sparse))
