@@ -166,6 +166,27 @@ def test_batch_jacobian_with_a_multi_axis_target_and_source():
     np.testing.assert_allclose(got[0].reshape(6, 6), j0, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("make", [
+    lambda x: vj.tanh(x),                                     # an invariant factor
+    lambda x: vj.sin(x) * vj.constant(RNG.standard_normal((4, 10))),  # broadcast factor
+    lambda x: x * x * 3.0,                                    # a stacked factor
+    lambda x: vj.tanh(x @ vj.constant(RNG.standard_normal((10, 10)))),
+    lambda x: vj.exp(vj.reshape(x, (16, 2, 2, 10))) * 0.5,    # rank 3 per example
+])
+def test_batch_jacobian_of_rank_two_examples_through_a_factor(make):
+    """Examples of rank >= 2 whose gradient goes through an elementwise factor: the
+    column gather of the factor must flatten all trailing axes (was "axes don't match
+    array" with batch 16 and examples of shape (4, 10))."""
+    xt = vj.constant(RNG.standard_normal((16, 4, 10)))
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        y = make(xt)
+    got = tape.batch_jacobian(y, xt).numpy()
+    want = tape.batch_jacobian(y, xt, experimental_use_pfor=False).numpy()
+    assert got.shape == (16,) + y.shape[1:] + (4, 10)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
+
+
 def test_batch_jacobian_is_differentiable_by_an_outer_tape():
     """d/dW sum(batch_jacobian(x W, x)) = the batch size in every entry (it is sum_b W^T)
     and d/dW of sum(J * J) = 2 * batch * W (J_b = W^T for a linear map)."""
