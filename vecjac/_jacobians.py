@@ -15,7 +15,8 @@ from . import nest
 from ._dispatch import apply
 from ._registry import lib
 from ._tensor import Tensor
-from ._unconnected import UnconnectedGradients, leaf_tensor, unconnected_mode
+from ._unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
+                           refuse_complex, unconnected_mode)
 from ._variables import Variable
 from .vectorize.pfor import for_loop, pfor
 from .vectorize.structured import worth_structuring
@@ -43,7 +44,7 @@ def _run(loop_fn, iters, parallel_iterations, use_pfor, what, progress):
         return for_loop(loop_fn, iters, progress=bar)
     try:
         return pfor(loop_fn, iters, parallel_iterations=parallel_iterations, progress=bar)
-    except (LookupError, RuntimeError):
+    except (LookupError, RuntimeError, ComplexNotSupported):
         raise
     except Exception as e:
         raise ValueError(_PFOR_HELP.format(what) + f" ({type(e).__name__}: {e})") from e
@@ -106,6 +107,8 @@ class JacobianMixin:
                             f"{type(target).__name__}")
         target = leaf_tensor(target, "jacobian: target")
         flat_sources = [leaf_tensor(s, "jacobian: sources") for s in nest.flatten(sources)]
+        refuse_complex([target], "GradientTape.jacobian", "the target")
+        refuse_complex(flat_sources, "GradientTape.jacobian", "a source")
         m = target.size
         tshape = target.shape
 
@@ -145,6 +148,8 @@ class JacobianMixin:
         unconnected_mode(unconnected_gradients, "batch_jacobian")
         target = leaf_tensor(target, "batch_jacobian: target")
         source = leaf_tensor(source, "batch_jacobian: source")
+        refuse_complex([target], "GradientTape.batch_jacobian", "the target")
+        refuse_complex([source], "GradientTape.batch_jacobian", "the source")
         if target.ndim < 2:
             raise ValueError(f"batch_jacobian: target must have rank at least 2, got shape "
                              f"{target.shape}")

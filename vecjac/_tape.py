@@ -18,7 +18,8 @@ from ._jacobians import JacobianMixin
 from ._registry import lib
 from ._shapes import broadcast_shape
 from ._tensor import Tensor
-from ._unconnected import UnconnectedGradients, leaf_tensor, unconnected_mode
+from ._unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
+                           refuse_complex, unconnected_mode)
 from ._variables import Variable
 
 
@@ -143,6 +144,10 @@ class GradientTape(Transform, JacobianMixin):
         """
         self._check_usable("gradient")
         mode = unconnected_mode(unconnected_gradients)
+        refuse_complex([leaf_tensor(t, "gradient: target") for t in nest.flatten(target)],
+                       "GradientTape.gradient", "the target")
+        refuse_complex([leaf_tensor(s, "gradient: sources") for s in nest.flatten(sources)],
+                       "GradientTape.gradient", "a source")
         result = self._gradient(target, sources, output_gradients, mode)
         self._consume()
         return result
@@ -270,6 +275,10 @@ class GradientTape(Transform, JacobianMixin):
             for t, g, need in zip(e.inputs, in_grads, e.needs):
                 if g is None or not need:
                     continue
+                if t.dtype.kind == "c":  # no convention for complex cotangents yet
+                    raise ComplexNotSupported("gradient", "the target depends on the "
+                                              "sources through complex values (an input "
+                                              f"of {op.name}, dtype {t.dtype})")
                 if not isinstance(g, Tensor):
                     g = lib.cast(g, t.dtype)
                 if g.shape != t.shape:
