@@ -260,6 +260,9 @@ SPECS = {
                 call=lambda fn, a, va: _pull(fn(a["f"], *va, has_aux=a["has_aux"]))),
     "flat_hessian": dict(make=lambda: _quadratic(), roles=dict(loss_fn="callable",
                                                                 variables="variables")),
+    "unflatten_like": dict(make=lambda: {"variables": _quadratic()["variables"]},
+                           roles=dict(variables="variables"),
+                           call=lambda fn, a, va: fn(**a)(np.arange(3.0))),
     "newton_step": dict(make=lambda: _quadratic(), roles=dict(
         loss_fn="callable", variables="variables", damping="scalar",
         method="newton_method", cg_tol="scalar", cg_max_iters="size_or_none")),
