@@ -25,7 +25,7 @@ def always_structured(monkeypatch):
 
 RNG = np.random.default_rng(11)
 BATCH, N = 5, 6
-ITERS = N + 1                        # the columns, then the probe
+ITERS = N + 2                        # the columns, then the two probes
 PROBE = np.eye(N)[2]                 # a one-hot probe keeps the structure
 G = RNG.standard_normal((BATCH, N))
 W = RNG.standard_normal((N, 4))
@@ -109,13 +109,13 @@ def test_the_outer_product_stays_lazy_until_a_factor_writes_it():
     assert seen["outer"].shape == (BATCH, 4)
 
 
-def test_the_probe_is_example_zero_in_one_column():
+def test_the_probes_are_the_first_and_last_example_in_one_column():
     dense = seed(vj.constant(np.arange(ITERS))).numpy()
     np.testing.assert_array_equal(dense[:N], np.broadcast_to(np.eye(N)[:, None, :],
                                                              (N, BATCH, N)))
-    expected = np.zeros((BATCH, N))
-    expected[0] = PROBE
-    np.testing.assert_array_equal(dense[N], expected)
+    expected = np.zeros((2, BATCH, N))
+    expected[0, 0] = expected[1, -1] = PROBE
+    np.testing.assert_array_equal(dense[N:], expected)
 
 
 # -- batch_jacobian at structured sizes ---------------------------------------------------
