@@ -91,7 +91,10 @@ class JacobianMixin:
 
         One vector-Jacobian product per target element, vectorized by pfor
         (`parallel_iterations` elements at a time when given). progress=True shows a
-        tqdm bar over the chunks (nothing without tqdm, nothing by default).
+        tqdm bar over the chunks when the loop runs in chunks (nothing without tqdm,
+        nothing by default): one chunk is one vectorized call with no intermediate
+        progress to report, so an unchunked Jacobian shows no bar; pass
+        `parallel_iterations` to see one on a long Jacobian.
 
         >>> x = vj.constant([1.0, 2.0])
         >>> with vj.GradientTape() as tape:
