@@ -168,7 +168,8 @@ class Tensor:
 
     # Operators (+, *, @, <, [] ...), the ndarray methods and NumPy's protocols
     # (__array_ufunc__, __array_function__) are attached by the op library when it loads
-    # (vecjac/ops/operators.py, vecjac/_numpy_dispatch.py): this module imports no op.
+    # (vecjac/ops/operators.py, ops/tensor_methods.py, vecjac/_numpy_dispatch.py): this
+    # module imports no op.
 
     def __setitem__(self, key, value):
         raise TypeError("vj.Tensor is immutable; use vj.Variable and .assign, or "
