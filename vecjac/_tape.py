@@ -144,18 +144,20 @@ class GradientTape(Transform, JacobianMixin):
         """
         self._check_usable("gradient")
         mode = unconnected_mode(unconnected_gradients)
-        refuse_complex([leaf_tensor(t, "gradient: target") for t in nest.flatten(target)],
-                       "GradientTape.gradient", "the target")
-        refuse_complex([leaf_tensor(s, "gradient: sources") for s in nest.flatten(sources)],
-                       "GradientTape.gradient", "a source")
-        result = self._gradient(target, sources, output_gradients, mode)
+        result = self._gradient(target, sources, output_gradients, mode,
+                                "GradientTape.gradient")
         self._consume()
         return result
 
-    def _gradient(self, target, sources, output_gradients, mode):
+    def _gradient(self, target, sources, output_gradients, mode, refuse=None):
+        """The gradient pass; `refuse` (the public method's name): check for complex
+        targets and sources first (jacobian checks them once, before its loop)."""
         targets = [leaf_tensor(t, "gradient: target") for t in nest.flatten(target)]
         flat_sources = nest.flatten(sources)
         source_tensors = [leaf_tensor(s, "gradient: sources") for s in flat_sources]
+        if refuse is not None:
+            refuse_complex(targets, refuse, "the target")
+            refuse_complex(source_tensors, refuse, "a source")
         if output_gradients is None:
             seeds = [None] * len(targets)
         else:

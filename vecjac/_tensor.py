@@ -215,7 +215,10 @@ def as_array(value, dtype=None, name="value"):
         except (ValueError, TypeError) as e:
             raise TypeError(f"{name}: cannot convert {type(value).__name__} to a Tensor "
                             f"({e})") from None
-        fresh = isinstance(value, (list, tuple, numbers.Number))  # built from Python data
+        # built from Python data (or a NumPy scalar): NumPy made a new array. (No ABC such
+        # as numbers.Number here: this runs for every ndarray input of every op.)
+        fresh = type(value) is not np.ndarray and isinstance(
+            value, (list, tuple, int, float, complex, np.generic))
     if dtype is not None:
         dtype = as_dtype(dtype, f"{name}: dtype")
         if arr.dtype != dtype:

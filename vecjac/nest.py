@@ -17,9 +17,17 @@ def is_nested(x):
 
 
 
+_dataclass_types = {}  # type -> whether its instances are dataclass instances (leaves are
+# checked on every flatten: one dict lookup instead of an attribute search per leaf)
+
+
 def is_dataclass_instance(x):
-    return getattr(type(x), "__dataclass_fields__", None) is not None and \
-        not isinstance(x, type)
+    kind = type(x)
+    known = _dataclass_types.get(kind)
+    if known is None:
+        # a dataclass itself (a class object) has type `type`, which has no such field
+        known = _dataclass_types[kind] = hasattr(kind, "__dataclass_fields__")
+    return known
 
 
 def fields(x):
