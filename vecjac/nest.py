@@ -11,14 +11,16 @@ import copy
 import dataclasses
 
 
-def is_nested(x):
-    """True for a node of a nest (list, tuple, dict, dataclass instance); False for a leaf."""
-    return isinstance(x, (list, tuple, dict)) or is_dataclass_instance(x)
-
-
-
 _dataclass_types = {}  # type -> whether its instances are dataclass instances (leaves are
 # checked on every flatten: one dict lookup instead of an attribute search per leaf)
+
+
+def is_nested(x):
+    """True for a node of a nest (list, tuple, dict, dataclass instance); False for a leaf."""
+    if isinstance(x, (list, tuple, dict)):
+        return True
+    known = _dataclass_types.get(type(x))
+    return is_dataclass_instance(x) if known is None else known
 
 
 def is_dataclass_instance(x):
