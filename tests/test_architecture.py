@@ -141,7 +141,7 @@ sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax 
 softmax_cross_entropy_with_logits softplus softsign sparse_hessian sparse_jacobian split sqrt
 square squared_difference
 squeeze stack stop_gradient strided_slice subtract swish tan tanh tensor_scatter_nd_add
-tensor_scatter_nd_update tensordot testing tile transpose truediv uint8 unstack
+tensor_scatter_nd_update tensordot testing tile transpose truediv uint8 unflatten_like unstack
 value_and_grad vectorize vectorized_map vjp where while_loop xdivy xlogy zeros zeros_like
 """.split()
 

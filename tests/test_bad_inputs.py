@@ -296,6 +296,9 @@ SPECS = {
                            roles=dict(argnums="argnums", x="float", sparsity="skip"),
                            call=lambda fn, a, va: fn(**{k: v for k, v in a.items()
                                                         if k != "x"})(a["x"])),
+    "unflatten_like": dict(make=lambda: {"variables": _quadratic()["variables"]},
+                           roles=dict(variables="variables"),
+                           call=lambda fn, a, va: fn(**a)(np.arange(3.0))),
     "newton_step": dict(make=lambda: _quadratic(), roles=dict(
         loss_fn="callable", variables="variables", damping="scalar",
         method="newton_method", cg_tol="scalar", cg_max_iters="size_or_none",

@@ -7,6 +7,7 @@ import pytest
 
 import vecjac as vj
 from vecjac.testing import numerical_jacobian
+from vecjac.vectorize import structured
 
 RNG = np.random.default_rng(42)
 
@@ -166,6 +167,26 @@ def test_batch_jacobian_warns_when_examples_interact():
     # the documented meaning: per example, the sum over all target examples
     j = tape.jacobian(y, x)
     np.testing.assert_allclose(jb.numpy(), np.einsum("bxcy->cxy", j.numpy()), rtol=1e-10)
+
+
+@pytest.mark.parametrize("structured_seeds", [False, True])
+@pytest.mark.parametrize("direction, mix", [
+    ("forward", lambda x: vj.cumsum(x, axis=0)),                  # example 0: itself only
+    ("reverse", lambda x: vj.cumsum(x, axis=0, reverse=True)),    # the last: itself only
+])
+def test_batch_jacobian_probes_the_first_and_the_last_example(monkeypatch, structured_seeds,
+                                                              direction, mix):
+    # a cumulative sum over the batch leaves one end independent: a probe of example 0
+    # alone missed the forward one; with the last example probed too, both warn
+    monkeypatch.setattr(structured, "MIN_DENSE_SIZE", 0 if structured_seeds else 10 ** 9)
+    x = vj.constant(RNG.standard_normal((5, 3)))
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = vj.tanh(mix(x))
+    with pytest.warns(vj.InteractingExamplesWarning, match="first or last example"):
+        jb = tape.batch_jacobian(y, x)
+    np.testing.assert_allclose(jb.numpy(), np.einsum("bxcy->cxy", tape.jacobian(y, x).numpy()),
+                               rtol=1e-10)
 
 
 @pytest.mark.parametrize("tshape, sshape, match", [

@@ -18,8 +18,10 @@ def least_squares(W, b, dtype=np.float64):
 
 def test_flat_hessian_closed_form_least_squares():
     W, b = vj.Variable(RNG.standard_normal((3, 2))), vj.Variable(np.zeros(2))
-    H, unflatten = vj.flat_hessian(least_squares(W, b), [W, b])
-    assert H.shape == (8, 8)
+    H = vj.flat_hessian(least_squares(W, b), [W, b])
+    unflatten = vj.unflatten_like([W, b])
+    assert isinstance(H, vj.Tensor) and H.shape == (8, 8)  # the matrix itself (issue 6)
+    assert np.linalg.eigvalsh(np.asarray(H)).min() > -1e-12  # np.asarray takes it as is
     k = 2
     expected = np.block([
         [np.kron(X.T @ X, np.eye(k)), np.kron(X.sum(0)[:, None], np.eye(k))],
@@ -45,7 +47,8 @@ def test_flat_hessian_nonlinear_matches_finite_differences_of_gradient():
     a, c = vj.Variable(a0), vj.constant(c0)  # Tensors are accepted too
     def fn():
         return vj.reduce_sum(vj.sin(a)) * vj.reduce_sum(c ** 2) + vj.reduce_sum(a) * c[0] ** 3
-    H, unflatten = vj.flat_hessian(fn, {"a": a, "c": c})
+    H = vj.flat_hessian(fn, {"a": a, "c": c})
+    unflatten = vj.unflatten_like({"a": a, "c": c})
     flat = np.concatenate([a0.ravel(), c0])
     np.testing.assert_allclose(np.asarray(H), numerical_jacobian(grad_np, flat, eps=1e-4),
                                rtol=1e-4, atol=1e-5)
@@ -57,7 +60,7 @@ def test_flat_hessian_nonlinear_matches_finite_differences_of_gradient():
 def test_flat_hessian_agrees_with_tape_blocks_and_float32():
     W = vj.Variable(RNG.standard_normal((3, 2)).astype(np.float32))
     b = vj.Variable(np.ones(2, np.float32))
-    H, _ = vj.flat_hessian(lambda: vj.reduce_sum(vj.tanh(vj.matmul(vj.constant(
+    H = vj.flat_hessian(lambda: vj.reduce_sum(vj.tanh(vj.matmul(vj.constant(
         X.astype(np.float32)), W) + b) ** 2), [W, b])
     assert H.dtype == np.float32 and H.shape == (8, 8)
     with vj.GradientTape(persistent=True) as t2:
@@ -171,7 +174,22 @@ def test_flat_hessian_and_newton_bad_inputs():
         vj.newton_step(f, [x], cg_max_iters=0)
     with pytest.raises(ValueError, match="singular; increase damping"):
         vj.newton_step(lambda: vj.reduce_sum(x) ** 2, [x], damping=0.0)
-    _, unflatten = vj.flat_hessian(f, [x])
+    unflatten = vj.unflatten_like([x])
     with pytest.raises(ValueError, match=r"flat must have shape \(2,\).*got shape \(3,\)"):
         unflatten(np.ones(3))
     np.testing.assert_array_equal(x.numpy(), [1.0, 2.0])  # nothing was applied
+
+
+@pytest.mark.parametrize("method", ["solve", "cg"])
+@pytest.mark.parametrize("what, loss", [
+    ("loss", lambda x: vj.reduce_sum(x ** 2) + vj.constant(np.inf)),
+    ("gradient", lambda x: vj.reduce_sum(vj.sqrt(x))),            # 1 / (2 sqrt(0)) = inf
+    ("Hessian", lambda x: vj.reduce_sum(x ** 2) + x[0] ** 1.5),   # finite gradient at 0
+])
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # NumPy's divide-by-zero notices
+def test_newton_step_refuses_non_finite_values_and_leaves_the_variables(method, what, loss):
+    x = vj.Variable([0.0, 2.0])
+    name = "Hessian-vector product" if (what, method) == ("Hessian", "cg") else what
+    with pytest.raises(ValueError, match=f"newton_step: the {name} is not finite"):
+        vj.newton_step(lambda: loss(x), [x], method=method)
+    np.testing.assert_array_equal(x.numpy(), [0.0, 2.0])

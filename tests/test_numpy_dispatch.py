@@ -463,6 +463,18 @@ def test_uncovered_function_inside_pfor_raises():
         vj.vectorize.pfor(lambda i: np.unique(vj.gather(X, i)), 2)
 
 
+def test_a_norm_without_a_vecjac_op_runs_in_numpy(fresh_warnings):
+    # np.linalg.norm(matrix, 2) (the spectral norm) runs as NumPy would; on a tape it
+    # warns that the gradient stops there (vj.norm raised NotImplementedError)
+    assert np.linalg.norm(vj.constant(A), 2) == np.linalg.norm(A, 2)
+    x = vj.constant(A)
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.warns(vj.NotDifferentiableWarning, match="np.linalg.norm"):
+            value = np.linalg.norm(x, 2)
+    assert value == np.linalg.norm(A, 2)
+
+
 def test_out_is_a_type_error():
     t = vj.constant(A)
     buf = np.zeros_like(A)

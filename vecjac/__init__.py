@@ -58,7 +58,7 @@ from .vectorize import vectorized_map  # noqa: F401,E402
 from ._functional import grad, value_and_grad, vjp, jvp, linearize, hvp  # noqa: F401,E402
 from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  # noqa: E402
                                     hessian)
-from ._newton import flat_hessian, newton_step  # noqa: F401,E402
+from ._newton import flat_hessian, newton_step, unflatten_like  # noqa: F401,E402
 from ._sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401,E402
 from ._sparse import sparse_jacobian, sparse_hessian  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402

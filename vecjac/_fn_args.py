@@ -158,7 +158,7 @@ def split_aux(out, has_aux, what):
 
 
 def output_tensor(y, what, scalar):
-    if isinstance(y, (dict, list, tuple)) and scalar:
+    if scalar and nest.is_nested(y):
         raise ValueError(f"{what}: f must return a scalar Tensor, got a {type(y).__name__}; "
                          "use vj.jacobian for nested or non-scalar outputs")
     try:
@@ -177,14 +177,7 @@ def output_tensor(y, what, scalar):
     return y
 
 
-def same_structure(a, b):
-    if isinstance(a, dict) or isinstance(b, dict):
-        return (isinstance(a, dict) and isinstance(b, dict) and set(a) == set(b)
-                and all(same_structure(a[k], b[k]) for k in a))
-    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
-        return (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))
-                and len(a) == len(b) and all(same_structure(x, y) for x, y in zip(a, b)))
-    return True
+same_structure = nest.same_structure
 
 
 def cotangent_like(v, like, what, name):
@@ -210,8 +203,12 @@ def shape_dtype(x):
 
 
 def describe(s):
+    """A nest's top level in words, for error messages."""
     if isinstance(s, dict):
-        return f"a dict with keys {sorted(map(str, s))}"
+        kind = "dict" if type(s) is dict else type(s).__name__
+        return f"a {kind} with keys {sorted(map(str, s))}"
     if isinstance(s, (list, tuple)):
         return f"a {type(s).__name__} of length {len(s)}"
+    if nest.is_dataclass_instance(s):
+        return f"a {type(s).__name__} (dataclass) with fields {nest.fields(s)}"
     return "a single array"

@@ -29,7 +29,7 @@ from ._errors import value_left
 from ._registry import Entry, lib
 from ._tape import GradientTape
 from ._tensor import Tensor
-from ._unconnected import UnconnectedGradients, unconnected_mode
+from ._unconnected import ComplexNotSupported, UnconnectedGradients, unconnected_mode
 from ._variables import Variable
 
 
@@ -174,6 +174,11 @@ class ForwardAccumulator(Transform):
     def _push_tangents(self, op, tensors, outs, attrs, single):
         table = self._tangents  # only floating values ever get a tangent
         tangents = [table.get(t._tid) for t in tensors]
+        for o in outs:
+            if o.dtype.kind == "c":  # no convention for complex tangents yet: never wrong
+                raise ComplexNotSupported("ForwardAccumulator", f"{op.name} gives complex "
+                                          f"values (dtype {o.dtype}) from a value with a "
+                                          "tangent")
         entry = Entry(op, tensors, outs, attrs)
         rule = op.jvp
         result = rule(entry, *tangents) if rule is not None else \

@@ -112,7 +112,7 @@ def vjp(f, *args, has_aux=False):
         out = f(*args)
         y, aux = split_aux(out, has_aux, what)
         ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
-    y = nest.pack_sequence_as(y, ys) if isinstance(y, (dict, list, tuple)) else ys[0]
+    y = nest.pack_sequence_as(y, ys) if nest.is_nested(y) else ys[0]
 
     def vjp_fn(cotangent):
         if not same_structure(y, cotangent):
@@ -200,7 +200,7 @@ def _push_forward(f, args, flat, flat_tangents, has_aux, what, kwargs=None):
         ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
     warn_if_independent(what, ys, lambda t: acc.jvp(t) is not None)
     tys = [acc.jvp(t, unconnected_gradients=_ZERO) for t in ys]
-    if isinstance(y, (dict, list, tuple)):
+    if nest.is_nested(y):
         return nest.pack_sequence_as(y, ys), nest.pack_sequence_as(y, tys), aux
     return ys[0], tys[0], aux
 
@@ -222,7 +222,7 @@ def linearize(f, *primals):
     args, flat, _ = prepare(f, primals, tuple(range(len(primals))), what, "primals")
     y = f(*args)
     ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
-    y = nest.pack_sequence_as(y, ys) if isinstance(y, (dict, list, tuple)) else ys[0]
+    y = nest.pack_sequence_as(y, ys) if nest.is_nested(y) else ys[0]
 
     def f_jvp(*tangents):
         flat_t = _check_tangents(f, list(primals), list(tangents), what)

@@ -52,7 +52,7 @@ def _check_common(f, argnums, has_aux, parallel_iterations, progress, what):
 
 
 def _per_output(y, jacs):
-    return nest.pack_sequence_as(y, jacs) if isinstance(y, (dict, list, tuple)) else jacs[0]
+    return nest.pack_sequence_as(y, jacs) if nest.is_nested(y) else jacs[0]
 
 
 # -- reverse mode ------------------------------------------------------------------------
@@ -246,7 +246,7 @@ def batch_jacobian(f, argnums=0, has_aux=False, parallel_iterations=None, progre
             tape.watch(flat)
             out = f(*args, **kwargs)
             y, aux = split_aux(out, has_aux, what)
-            if isinstance(y, (dict, list, tuple)):
+            if nest.is_nested(y):
                 raise ValueError(f"{what}: f must return one Tensor of shape (batch, ...), "
                                  f"got a {type(y).__name__}")
             y = output_tensor(y, what, scalar=False)

@@ -3,9 +3,10 @@
 TF's guide builds the Hessian of a loss over several variables by "careful concatenation
 and slicing"; `flat_hessian` does it once: the variables are flattened in order (nest
 order for nests) into one vector of length n = sum of their sizes, and the result is the
-(n, n) Hessian over that vector plus an `Unflatten` that splits a flat vector back into
-the variables' shapes. `newton_step` solves (H + damping I) d = g and applies
-`variable.assign_sub(d_k)`.
+(n, n) Hessian over that vector. `unflatten_like(variables)` splits a flat vector back
+into the variables' shapes. `newton_step` solves (H + damping I) d = g and applies
+`variable.assign_sub(d_k)`, after checking that the loss, gradient, Hessian and step are
+finite (a NaN step would overwrite every variable).
 """
 import importlib
 import math
@@ -25,7 +26,7 @@ from ._unconnected import UnconnectedGradients
 from ._variables import Variable
 from .ops.array_ops import concat, reshape
 
-__all__ = ["flat_hessian", "newton_step", "Unflatten", "FlatHessian", "NewtonStep",
+__all__ = ["flat_hessian", "unflatten_like", "newton_step", "Unflatten", "NewtonStep",
            "CG_THRESHOLD"]
 
 #: newton_step forms the (n, n) Hessian and solves up to this many parameters; above it,
@@ -78,12 +79,6 @@ class Unflatten:
 
     def __repr__(self):
         return f"Unflatten(shapes={self.shapes})"
-
-
-class FlatHessian(NamedTuple):
-    """What `flat_hessian` returns: unpack as `H, unflatten = vj.flat_hessian(...)`."""
-    hessian: Tensor
-    unflatten: Unflatten
 
 
 class NewtonStep(NamedTuple):
@@ -150,14 +145,13 @@ def flat_hessian(loss_fn, variables, sparse=False):
 
     `loss_fn` takes no arguments and returns a scalar (it reads the variables, TF style).
     `variables`: Variables or Tensors (a list or nest), all of one float dtype;
-    n = sum of their sizes, in nest order, each flattened in C order. Returns
-    `FlatHessian(hessian, unflatten)`: unpack as `H, unflatten = ...`; `unflatten(v)` splits
-    an (n,) vector into the variables' shapes (e.g. a Newton step or an eigenvector).
+    n = sum of their sizes, in nest order, each flattened in C order. Returns the (n, n)
+    Tensor; `vj.unflatten_like(variables)` splits an (n,) vector (a Newton step, an
+    eigenvector of H) back into the variables' shapes.
 
     >>> w, b = vj.Variable(np.ones((2, 2))), vj.Variable(np.zeros(2))
-    >>> H, unflatten = vj.flat_hessian(lambda: vj.reduce_sum(w ** 2) * vj.reduce_sum(b ** 2),
-    ...                               [w, b])
-    >>> H.shape, [t.shape for t in unflatten(np.arange(6.0))]
+    >>> H = vj.flat_hessian(lambda: vj.reduce_sum(w ** 2) * vj.reduce_sum(b ** 2), [w, b])
+    >>> H.shape, [t.shape for t in vj.unflatten_like([w, b])(np.arange(6.0))]
     ((6, 6), [(2, 2), (2,)])
 
     `sparse=True` returns the Hessian as a scipy.sparse.csr_array instead, computed from
@@ -168,9 +162,8 @@ def flat_hessian(loss_fn, variables, sparse=False):
     leaves = _check_variables(variables, what, need_variables=False)
     sparse = _check_sparse(sparse, what)
     _, g, outer = _record_gradient(loss_fn, leaves, what)
-    H = variables_hessian(loss_fn, leaves, outer, g, what) if sparse else \
+    return variables_hessian(loss_fn, leaves, outer, g, what) if sparse else \
         _dense_hessian(outer, g, leaves)
-    return FlatHessian(H, Unflatten(variables))
 
 
 def _check_sparse(sparse, what):
@@ -194,6 +187,28 @@ def _sparse_solve(H, g, damping, what):
         raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
                          "increase damping")
     return d
+
+
+def unflatten_like(variables):
+    """An `Unflatten` for `variables` (the order and sizes `flat_hessian` uses):
+    `unflatten(flat)` splits an (n,) vector into Tensors shaped like the variables, in
+    their nest; `unflatten.flatten(tensors)` is the inverse.
+
+    >>> w, b = vj.Variable(np.ones((2, 2))), vj.Variable(np.zeros(2))
+    >>> [t.shape for t in vj.unflatten_like([w, b])(np.arange(6.0))]
+    [(2, 2), (2,)]
+    """
+    _check_variables(variables, "unflatten_like", need_variables=False)
+    return Unflatten(variables)
+
+
+def _check_finite(value, name, what):
+    """ValueError naming `name` when `value` (an ndarray) holds NaN or inf: a Newton step
+    computed from it would overwrite the variables with NaN."""
+    if not np.all(np.isfinite(value)):
+        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+        raise ValueError(f"{what}: the {name} is not finite ({bad} of {np.size(value)} "
+                         "entries are NaN or inf); the variables were left unchanged")
 
 
 def _conjugate_gradient(matvec, b, tol, max_iters):
@@ -265,13 +280,16 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     if method == "auto":
         method = "solve" if n <= CG_THRESHOLD or sparse else "cg"
     loss, g, outer = _record_gradient(loss_fn, leaves, what)
+    _check_finite(loss.numpy(), "loss", what)
     g_np = g.numpy().astype(unflatten.dtype)
+    _check_finite(g_np, "gradient", what)
     iterations = 0
     if method == "solve" and sparse:
         d = _sparse_solve(variables_hessian(loss_fn, leaves, outer, g, what), g_np, damping,
                           what)
     elif method == "solve":
         H = _dense_hessian(outer, g, leaves).numpy()
+        _check_finite(H, "Hessian", what)
         A = H + damping * np.eye(n, dtype=H.dtype)
         try:
             d = np.linalg.solve(A, g_np)
@@ -282,10 +300,13 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
         def matvec(p):
             hv = outer.gradient(g, leaves, output_gradients=Tensor(p.astype(g_np.dtype)),
                                 unconnected_gradients=_ZERO)
-            return unflatten.flatten(hv).numpy() + damping * p
+            hv = unflatten.flatten(hv).numpy()
+            _check_finite(hv, "Hessian-vector product", what)
+            return hv + damping * p
         max_iters = min(n, 200) if cg_max_iters is None else int(cg_max_iters)
         d, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
     d = d.astype(unflatten.dtype, copy=False)
+    _check_finite(d, "Newton step", what)  # e.g. overflow in the solve
     for var, piece in zip(leaves, nest.flatten(unflatten(d))):
         var.assign_sub(piece)
     return NewtonStep(float(loss.numpy()), float(np.linalg.norm(g_np)),

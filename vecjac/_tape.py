@@ -18,7 +18,8 @@ from ._jacobians import JacobianMixin
 from ._registry import lib
 from ._shapes import broadcast_shape
 from ._tensor import Tensor
-from ._unconnected import UnconnectedGradients, leaf_tensor, unconnected_mode
+from ._unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
+                           refuse_complex, unconnected_mode)
 from ._variables import Variable
 
 
@@ -143,14 +144,20 @@ class GradientTape(Transform, JacobianMixin):
         """
         self._check_usable("gradient")
         mode = unconnected_mode(unconnected_gradients)
-        result = self._gradient(target, sources, output_gradients, mode)
+        result = self._gradient(target, sources, output_gradients, mode,
+                                "GradientTape.gradient")
         self._consume()
         return result
 
-    def _gradient(self, target, sources, output_gradients, mode):
+    def _gradient(self, target, sources, output_gradients, mode, refuse=None):
+        """The gradient pass; `refuse` (the public method's name): check for complex
+        targets and sources first (jacobian checks them once, before its loop)."""
         targets = [leaf_tensor(t, "gradient: target") for t in nest.flatten(target)]
         flat_sources = nest.flatten(sources)
         source_tensors = [leaf_tensor(s, "gradient: sources") for s in flat_sources]
+        if refuse is not None:
+            refuse_complex(targets, refuse, "the target")
+            refuse_complex(source_tensors, refuse, "a source")
         if output_gradients is None:
             seeds = [None] * len(targets)
         else:
@@ -270,6 +277,10 @@ class GradientTape(Transform, JacobianMixin):
             for t, g, need in zip(e.inputs, in_grads, e.needs):
                 if g is None or not need:
                     continue
+                if t.dtype.kind == "c":  # no convention for complex cotangents yet
+                    raise ComplexNotSupported("gradient", "the target depends on the "
+                                              "sources through complex values (an input "
+                                              f"of {op.name}, dtype {t.dtype})")
                 if not isinstance(g, Tensor):
                     g = lib.cast(g, t.dtype)
                 if g.shape != t.shape:

@@ -149,6 +149,9 @@ class Tensor:
             return str(self)
         return format(self._value.item() if self.size == 1 else self._value, spec)
 
+    # Tapes know a Tensor by its id (_tid): a copy that kept the id would be the same
+    # node to them. Pickled and deep-copied Tensors get a value and an id of their own
+    # (a copy.copy of an immutable value is the value itself, as for a tuple).
     def __reduce__(self):
         return (Tensor, (np.array(self._value),))
 
@@ -156,11 +159,12 @@ class Tensor:
         return self
 
     def __deepcopy__(self, memo):
-        return self
+        return Tensor(np.array(self._value))
 
     # Operators (+, *, @, <, [] ...), the ndarray methods and NumPy's protocols
     # (__array_ufunc__, __array_function__) are attached by the op library when it loads
-    # (vecjac/ops/operators.py, vecjac/_numpy_dispatch.py): this module imports no op.
+    # (vecjac/ops/operators.py, ops/tensor_methods.py, vecjac/_numpy_dispatch.py): this
+    # module imports no op.
 
     def __setitem__(self, key, value):
         raise TypeError("vj.Tensor is immutable; use vj.Variable and .assign, or "
@@ -193,15 +197,23 @@ def as_dtype(dtype, name="dtype"):
 
 
 def as_array(value, dtype=None, name="value"):
-    """NumPy array of a Python / NumPy value, rejecting non-numeric data with TypeError."""
+    """NumPy array of a Python / NumPy value, rejecting non-numeric data with TypeError.
+
+    Never the caller's memory: an ndarray (or anything whose conversion may share memory
+    with it) is copied, so that a later write into the caller's array cannot change a
+    Tensor or a recorded gradient. A Tensor's own value is immutable and not copied."""
     if isinstance(value, Tensor):
-        arr = value._value
+        arr, fresh = value._value, True
     else:
         try:
             arr = np.asarray(value)
         except (ValueError, TypeError) as e:
             raise TypeError(f"{name}: cannot convert {type(value).__name__} to a Tensor "
                             f"({e})") from None
+        # built from Python data (or a NumPy scalar): NumPy made a new array. (No ABC such
+        # as numbers.Number here: this runs for every ndarray input of every op.)
+        fresh = type(value) is not np.ndarray and isinstance(
+            value, (list, tuple, int, float, complex, np.generic))
     if dtype is not None:
         dtype = as_dtype(dtype, f"{name}: dtype")
         if arr.dtype != dtype:
@@ -209,8 +221,9 @@ def as_array(value, dtype=None, name="value"):
             if arr.dtype.kind == "c" and dtype.kind != "c":  # NumPy would drop .imag
                 raise TypeError(f"{name}: complex values cannot be converted to dtype "
                                 f"{dtype}")
-            arr = arr.astype(dtype)
-    return _check_numeric(arr, name, value)
+            arr, fresh = arr.astype(dtype), True
+    _check_numeric(arr, name, value)
+    return arr if fresh else arr.copy()
 
 
 def constant(value, dtype=None, shape=None, name=None):
@@ -220,11 +233,7 @@ def constant(value, dtype=None, shape=None, name=None):
     """
     if dtype is not None:
         dtype = as_dtype(dtype, "constant: dtype")
-    if isinstance(value, Tensor):
-        arr = value._value if dtype is None else as_array(value._value, dtype,
-                                                          "constant: value")
-    else:
-        arr = np.array(as_array(value, dtype, "constant: value"))
+    arr = as_array(value, dtype, "constant: value")  # never the caller's memory
     if shape is not None:
         shape = as_shape(shape, "constant")
         if arr.size == 1:

@@ -30,3 +30,21 @@ def leaf_tensor(x, what):
         return x._read if x._read is not None else Tensor(x._value, x._tid)
     raise TypeError(f"{what} must be Tensors or Variables (or nests of them), "
                     f"got {type(x).__name__}")
+
+
+class ComplexNotSupported(TypeError):
+    """Differentiation reached a complex value. Complex differentiation (a convention
+    such as JAX's or TF's) is not designed and tested yet, and a silently wrong complex
+    number is worse than none: every transform raises this (vectorized Jacobians pass
+    it through unchanged)."""
+
+    def __init__(self, what, found):
+        super().__init__(f"{what}: {found}; vecjac differentiates real floating point only "
+                         "(split complex values into real and imaginary parts)")
+
+
+def refuse_complex(tensors, what, role):
+    """ComplexNotSupported naming the dtype for a complex target or source of a tape."""
+    for t in tensors:
+        if t.dtype.kind == "c":
+            raise ComplexNotSupported(what, f"{role} has complex dtype {t.dtype}")

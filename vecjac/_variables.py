@@ -50,7 +50,7 @@ class Variable:
             raise TypeError(f"Variable: trainable must be a bool, got {type(trainable).__name__}")
         if name is not None and not isinstance(name, str):
             raise TypeError(f"Variable: name must be a string, got {type(name).__name__}")
-        value = np.array(as_array(initial_value, dtype, "initial_value"))
+        value = as_array(initial_value, dtype, "initial_value")  # never the caller's memory
         if shape is not None and tuple(shape) != value.shape:
             raise ValueError(f"Variable: initial_value has shape {value.shape}, "
                              f"expected shape {tuple(shape)}")
@@ -140,6 +140,18 @@ class Variable:
     def __format__(self, spec):
         return format(self.read_value(), spec)
 
+    # -- copies: a value and an id of their own (tapes know a Variable by its id, so a copy
+    # sharing it would get the original's gradients) ------------------------------------
+    def __copy__(self):
+        # values are never written in place (assign replaces them): the array is shared
+        return _variable_with(self._value, self._trainable, self._name)
+
+    def __deepcopy__(self, memo):
+        return _variable_with(np.array(self._value), self._trainable, self._name)
+
+    def __reduce__(self):
+        return (_variable_with, (np.array(self._value), self._trainable, self._name))
+
     # -- writing (not recorded: an assignment stops the gradient) -----------------------
     def _new_value(self, value, what):
         if getattr(value, "_pfor", None) is not None:
@@ -154,7 +166,7 @@ class Variable:
                 raise TypeError(f"Variable.{what}: cannot assign dtype {arr.dtype} to "
                                 f"variable {self._name} of dtype {self.dtype}")
             arr = arr.astype(self.dtype)
-        return np.array(arr)
+        return arr  # as_array never returns the caller's memory (values are never mutated)
 
     def assign(self, value, read_value=True):
         """Replace the value (same shape and a castable dtype); returns self."""
@@ -179,6 +191,15 @@ class Variable:
         self._value = np.asarray(self._value - self._delta(delta, "assign_sub"))  # 0-d: array
         self._read = None
         return self
+
+
+def _variable_with(value, trainable, name):
+    """A Variable holding `value` (not copied) under a new id: copies and unpickling (the
+    name is kept as it is, outside the current Module scopes)."""
+    new = Variable.__new__(Variable)
+    new._value, new._tid, new._trainable, new._name, new._read = (
+        value, _next_tid(), trainable, name, None)
+    return new
 
 
 # Variables share Tensor's operators and methods (each reads the value): attached with

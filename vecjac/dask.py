@@ -47,6 +47,7 @@ except ImportError as e:  # the optional dependency guard
 import numpy as np
 
 from . import _dask_blocks as blocks
+from . import nest
 from ._functional import vjp
 from ._functional_jacobians import batch_jacobian as _batch_jacobian
 from ._jacobians import InteractingExamplesWarning
@@ -122,7 +123,7 @@ def _pickled(obj, label, what):
 
 def _float_array(x, label, what):
     """A differentiated argument as a floating NumPy array."""
-    if isinstance(x, (dict, list, tuple)):
+    if nest.is_nested(x):
         raise TypeError(f"vecjac.dask.{what}: {label} must be an array (NumPy array, "
                         f"Tensor or float), got a {type(x).__name__}; nests are not "
                         "supported here: pass np.asarray(...) or one array per argument")

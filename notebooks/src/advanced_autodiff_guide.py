@@ -238,8 +238,8 @@ _ = layer1.kernel.assign_sub(vj.reshape(update, layer1.kernel.shape))
 # %% [markdown]
 # Over several variables this needs the full Hessian across all of them, which the guide
 # leaves to "careful concatenation and slicing". vecjac does it for you:
-# `vj.flat_hessian(loss_fn, variables)` returns the `(n, n)` matrix over every variable
-# and a function splitting a flat vector back into the variables' shapes, and
+# `vj.flat_hessian(loss_fn, variables)` returns the `(n, n)` matrix over every variable,
+# `vj.unflatten_like(variables)` splits a flat vector back into the variables' shapes, and
 # `vj.newton_step(loss_fn, variables)` applies one damped Newton update to all of them.
 # On a least-squares loss (a linear layer, kernel and bias together) the loss is
 # quadratic, so one undamped Newton step lands exactly on the minimum.
@@ -257,7 +257,8 @@ def least_squares():
 
 least_squares()  # the first call builds the layer's variables
 variables = linear.trainable_variables  # kernel (5, 3) and bias (3,)
-H, unflatten = vj.flat_hessian(least_squares, variables)
+H = vj.flat_hessian(least_squares, variables)
+unflatten = vj.unflatten_like(variables)
 print("H:", H.shape, "pieces:", [tuple(p.shape) for p in unflatten(vj.zeros(H.shape[0]))])
 
 step = vj.newton_step(least_squares, variables, damping=0.0)

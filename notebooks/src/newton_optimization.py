@@ -148,7 +148,7 @@ def newton_iteration():
 
 newton_f, newton_t = timed(newton_iteration, 8)
 f_star = float(log_loss(w, b))
-H, unflatten = vj.flat_hessian(lambda: log_loss(w, b), [w, b])
+H = vj.flat_hessian(lambda: log_loss(w, b), [w, b])
 print(f"Newton: f* = {f_star:.12f} after 8 steps; Hessian over (w, b): {H.shape}")
 
 theta = np.zeros(d + 1)

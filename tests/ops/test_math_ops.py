@@ -118,6 +118,19 @@ def test_pow_gradient_for_y_at_nonpositive_x_is_zero():
     np.testing.assert_allclose(gy.numpy(), [0.0, 0.0, 4.0 * np.log(2.0)])
 
 
+def test_pow_constant_exponents_at_zero():
+    # d/dx x**0 = 0 everywhere (x**0 is 1), d2/dx2 x**1 = 0 everywhere: no 0 * inf NaN at 0
+    x = np.array([0.0, 2.0])
+    np.testing.assert_array_equal(vj.grad(lambda x: vj.reduce_sum(x ** 0.0))(x).numpy(),
+                                  [0.0, 0.0])
+    np.testing.assert_array_equal(vj.grad(lambda x: vj.reduce_sum(x ** 1.0))(x).numpy(),
+                                  [1.0, 1.0])
+    np.testing.assert_array_equal(vj.hessian(lambda x: vj.reduce_sum(x ** 1.0))(x).numpy(),
+                                  np.zeros((2, 2)))
+    np.testing.assert_array_equal(vj.hessian(lambda x: vj.reduce_sum(x ** 0.0))(x).numpy(),
+                                  np.zeros((2, 2)))
+
+
 @pytest.mark.parametrize("fn", [vj.maximum, vj.minimum])
 def test_extremum_ties_go_to_x(fn):
     x, y = vj.constant([1.0, 2.0]), vj.constant([1.0, 0.0])

@@ -109,6 +109,24 @@ def test_reduce_logsumexp_infinities():
                                1000.0 + np.log(2.0))
 
 
+@pytest.mark.parametrize("fn", [lambda x: vj.reduce_std(x, axis=1),
+                                lambda x: vj.reduce_std(x[:1]),
+                                lambda x: np.std(x, axis=1)])
+def test_std_over_one_value_has_zero_derivatives(fn):
+    # the std of one value is identically 0: its gradient and Hessian are 0, not NaN
+    # (sqrt's derivative at 0 times the variance's zero derivative)
+    x = vj.constant([[1.5], [-2.0]])
+    with vj.GradientTape() as outer:
+        outer.watch(x)
+        with vj.GradientTape() as inner:
+            inner.watch(x)
+            y = vj.reduce_sum(fn(x))
+        g = inner.gradient(y, x)
+    assert float(y) == 0.0
+    np.testing.assert_array_equal(g.numpy(), np.zeros((2, 1)))
+    np.testing.assert_array_equal(outer.jacobian(g, x).numpy(), np.zeros((2, 1, 2, 1)))
+
+
 # -- reduce_prod at zeros ------------------------------------------------------------------
 def _prod_hessian(x):
     n = len(x)

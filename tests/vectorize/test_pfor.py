@@ -127,6 +127,34 @@ def test_fallback_is_differentiable_and_jacobian_matches_loop():
     np.testing.assert_allclose(j.numpy(), np.diag(6 * X[0] ** 2), rtol=1e-12)
 
 
+SQUARE_NDARRAY = vj.defop("TestSquareConverterGivesNdarray", forward=lambda x: x * x,
+                          converter=lambda op, cx, x: x._value * x._value)
+SQUARE_PER_ITERATION = vj.defop("TestSquareConverterDropsLoopAxis", forward=lambda x: x * x,
+                                converter=lambda op, cx, x: (x * x)[0])
+SQUARE_FAMILY = vj.defop("TestSquareFamilyConverter", forward=lambda x: x * x,
+                         converter=vj.vectorize.elementwise)
+
+
+@pytest.mark.parametrize("op, error, match", [
+    (SQUARE_NDARRAY, TypeError, "converter of TestSquareConverterGivesNdarray returned an "
+                                "object of type ndarray"),
+    (SQUARE_PER_ITERATION, ValueError, r"converter of TestSquareConverterDropsLoopAxis "
+                                       r"returned shape \(3,\).*cx.iters = 5"),
+])
+def test_user_converter_breaking_the_contract_is_named(op, error, match):
+    # built-in and user converters share one contract: Tensors made with vecjac ops, loop
+    # axis first (the per-iteration value was silently returned as the stacked one)
+    with pytest.raises(error, match=match):
+        pfor(lambda i: op(vj.gather(vj.constant(X), i)), 5)
+
+
+def test_user_converter_can_be_a_family_rule():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)
+        out = pfor(lambda i: SQUARE_FAMILY(vj.gather(vj.constant(X), i)), 5)
+    np.testing.assert_array_equal(out.numpy(), X * X)
+
+
 # -- vectorized_map ----------------------------------------------------------------------
 def test_vectorized_map_nest_and_broadcast():
     a = RNG.standard_normal((6, 2))

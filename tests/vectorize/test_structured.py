@@ -157,6 +157,32 @@ def test_nan_and_inf_propagate_like_the_loop(make):
                                   tape.jacobian(y, x, experimental_use_pfor=False).numpy())
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's IEEE notice
+def test_a_variable_assigned_inf_or_nan_takes_the_dense_path():
+    """The finiteness of a factor is cached, and every read of a Variable carries the
+    Variable's id: after assign, the new value must be checked again (the cache once
+    answered for the old finite value, and pfor skipped the NaN the loop has)."""
+    rng = np.random.default_rng(5)
+    x, s = vj.Variable(rng.standard_normal(200)), vj.Variable(rng.standard_normal(200))
+
+    def jacobians():
+        with vj.GradientTape(persistent=True) as tape:
+            y = x * s
+        return (tape.jacobian(y, x).numpy(),
+                tape.jacobian(y, x, experimental_use_pfor=False).numpy())
+    got, want = jacobians()                      # a finite factor: structured and cached
+    np.testing.assert_array_equal(got, want)
+    value = s.numpy().copy()
+    value[3], value[5] = np.inf, np.nan
+    s.assign(value)
+    got, want = jacobians()
+    assert np.isnan(want).sum() == 2 * 200 - 1  # rows 3 and 5 (0 * inf, 0 * nan), one overlap
+    np.testing.assert_array_equal(got, want)    # NaN where the loop has NaN
+    s.assign(rng.standard_normal(200))           # finite again: the structured path
+    got, want = jacobians()
+    np.testing.assert_array_equal(got, want)
+
+
 def test_unit_seed_rows_share_the_matrix_and_stay_correct():
     """J of A x is A: with unit seeds the structured rows are A itself (no copy); the
     result must still equal A, and later ops must not be able to change A."""

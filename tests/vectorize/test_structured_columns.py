@@ -25,7 +25,7 @@ def always_structured(monkeypatch):
 
 RNG = np.random.default_rng(11)
 BATCH, N = 5, 6
-ITERS = N + 1                        # the columns, then the probe
+ITERS = N + 2                        # the columns, then the two probes
 PROBE = np.eye(N)[2]                 # a one-hot probe keeps the structure
 G = RNG.standard_normal((BATCH, N))
 W = RNG.standard_normal((N, 4))
@@ -109,13 +109,13 @@ def test_the_outer_product_stays_lazy_until_a_factor_writes_it():
     assert seen["outer"].shape == (BATCH, 4)
 
 
-def test_the_probe_is_example_zero_in_one_column():
+def test_the_probes_are_the_first_and_last_example_in_one_column():
     dense = seed(vj.constant(np.arange(ITERS))).numpy()
     np.testing.assert_array_equal(dense[:N], np.broadcast_to(np.eye(N)[:, None, :],
                                                              (N, BATCH, N)))
-    expected = np.zeros((BATCH, N))
-    expected[0] = PROBE
-    np.testing.assert_array_equal(dense[N], expected)
+    expected = np.zeros((2, BATCH, N))
+    expected[0, 0] = expected[1, -1] = PROBE
+    np.testing.assert_array_equal(dense[N:], expected)
 
 
 # -- batch_jacobian at structured sizes ---------------------------------------------------
@@ -164,6 +164,27 @@ def test_batch_jacobian_with_a_multi_axis_target_and_source():
     t = np.tanh(f0 @ w)
     j0 = np.diag(t) + f0[:, None] * (w.T * (1 - t ** 2)[:, None])
     np.testing.assert_allclose(got[0].reshape(6, 6), j0, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("make", [
+    lambda x: vj.tanh(x),                                     # an invariant factor
+    lambda x: vj.sin(x) * vj.constant(RNG.standard_normal((4, 10))),  # broadcast factor
+    lambda x: x * x * 3.0,                                    # a stacked factor
+    lambda x: vj.tanh(x @ vj.constant(RNG.standard_normal((10, 10)))),
+    lambda x: vj.exp(vj.reshape(x, (16, 2, 2, 10))) * 0.5,    # rank 3 per example
+])
+def test_batch_jacobian_of_rank_two_examples_through_a_factor(make):
+    """Examples of rank >= 2 whose gradient goes through an elementwise factor: the
+    column gather of the factor must flatten all trailing axes (was "axes don't match
+    array" with batch 16 and examples of shape (4, 10))."""
+    xt = vj.constant(RNG.standard_normal((16, 4, 10)))
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(xt)
+        y = make(xt)
+    got = tape.batch_jacobian(y, xt).numpy()
+    want = tape.batch_jacobian(y, xt, experimental_use_pfor=False).numpy()
+    assert got.shape == (16,) + y.shape[1:] + (4, 10)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
 
 
 def test_batch_jacobian_is_differentiable_by_an_outer_tape():

@@ -1,7 +1,9 @@
 """The op library: every primitive as one block (forward, gradient, jvp, converter,
 samples), grouped by family. Loading it fills the registry and `lib`
-(vecjac/_registry.py) and gives Tensor its operators (operators.py)."""
+(vecjac/_registry.py) and gives Tensor its operators (operators.py) and NumPy's ndarray
+methods (tensor_methods.py)."""
 from . import (math_ops, unary_ops, special_ops, reduce_ops, linear_ops, norm_ops,  # noqa: F401
                array_ops, index_ops, creation_ops, layout_ops, onehot_ops, nn_ops,
                linalg_ops, decomposition_ops, sort_ops, random_ops, control_flow_ops,
-               image_ops, operators)
+               image_ops, operators,
+               tensor_methods)

@@ -60,6 +60,8 @@ def _describe(x):
         return f"a dict with keys {sorted(map(str, x))}"
     if isinstance(x, (list, tuple)):
         return f"a {type(x).__name__} of {len(x)}"
+    if nest.is_dataclass_instance(x):
+        return f"a {type(x).__name__} (dataclass)"
     if x is None:
         return "None"
     return "a value" if not isinstance(x, Tensor) else "a Tensor"
@@ -69,12 +71,18 @@ def _check_same_structure(a, b, path, what):
     """Raise ValueError at the first place where nests `a` and `b` differ.
 
     Lists and tuples count as the same kind of sequence (a body returning a tuple for
-    list loop_vars is fine); dicts must have the same keys.
+    list loop_vars is fine); dicts must have the same keys; dataclass instances the same
+    class.
     """
     a_seq, b_seq = isinstance(a, (list, tuple)), isinstance(b, (list, tuple))
     a_map, b_map = isinstance(a, dict), isinstance(b, dict)
-    if a_seq != b_seq or a_map != b_map or (a is None) != (b is None):
+    a_dc, b_dc = nest.is_dataclass_instance(a), nest.is_dataclass_instance(b)
+    if a_seq != b_seq or a_map != b_map or (a is None) != (b is None) or a_dc != b_dc or (
+            a_dc and type(a) is not type(b)):
         raise ValueError(f"{what} at {path}: {_describe(a)} vs {_describe(b)}")
+    if a_dc:
+        for name in nest.fields(a):
+            _check_same_structure(getattr(a, name), getattr(b, name), f"{path}.{name}", what)
     if a_map:
         if set(a) != set(b):
             raise ValueError(f"{what} at {path}: {_describe(a)} vs {_describe(b)}")
@@ -95,6 +103,9 @@ def _leaf_paths(structure, root):
         return [p for k in keys for p in _leaf_paths(structure[k], f"{root}[{k!r}]")]
     if isinstance(structure, (list, tuple)):
         return [p for k, c in enumerate(structure) for p in _leaf_paths(c, f"{root}[{k}]")]
+    if nest.is_dataclass_instance(structure):
+        return [p for name in nest.fields(structure)
+                for p in _leaf_paths(getattr(structure, name), f"{root}.{name}")]
     return [root]
 
 

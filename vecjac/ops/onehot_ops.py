@@ -265,9 +265,10 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 @register
 class BatchJacobianSeed(Op):
     """Seed of batch_jacobian iteration j, shape (batch, n): column j of every example
-    for j < n; for j == n (the interaction probe) example 0 only, weighted by `probe`
-    (n,); zero otherwise. Under pfor the columns stay structured (one-hot over the n
-    columns, dense over the batch) where that saves work; see vectorize/structured.py."""
+    for j < n; for j == n and j == n + 1 (the interaction probes) example 0 and the last
+    example only, weighted by `probe` (n,); zero otherwise. Under pfor the columns stay
+    structured (one-hot over the n columns, dense over the batch) where that saves work;
+    see vectorize/structured.py."""
     name = "BatchJacobianSeed"
     differentiable = False
     samples = (Sample(lambda j: apply(BatchJacobianSeed, j, batch=3, n=2,
@@ -283,6 +284,7 @@ class BatchJacobianSeed(Op):
         hit = (j[..., None] == np.arange(n)).astype(dtype)[..., None, :]  # (..., 1, n)
         out = np.array(np.broadcast_to(hit, j.shape + (batch, n)))
         out[..., 0, :] += (j == n)[..., None] * probe.astype(dtype)
+        out[..., -1, :] += (j == n + 1)[..., None] * probe.astype(dtype)
         return out
 
     def converter(self, cx, j, batch, n, probe, dtype):
@@ -309,7 +311,8 @@ def _column_seeds(idx, batch, n, col, weight, dtype):
     d = np.zeros((len(idx), batch), dtype)
     d[inside] = 1
     d[idx == n, 0] = weight
-    pos = np.where(idx == n, col, np.where(inside, idx, 0))
+    d[idx == n + 1, batch - 1] += weight
+    pos = np.where((idx == n) | (idx == n + 1), col, np.where(inside, idx, 0))
     d.flags.writeable = pos.flags.writeable = False
     return d, pos
 

@@ -1,28 +1,16 @@
-"""Python operators and array methods of Tensor and Variable, bound to the op library.
+"""Python operators of Tensor and Variable, bound to the op library.
 
 vecjac/_tensor.py imports no op; this module, loaded with the op library, gives Tensor
-its operators (+, *, @, <, [] ...) and NumPy-style methods. A Variable shares them: each
-reads the variable's value first (a read that tapes watching accessed variables see).
+its operators (+, *, @, <, [] ...); tensor_methods.py gives it NumPy's ndarray methods. A
+Variable shares them: each reads the variable's value first (a read that tapes watching
+accessed variables see).
 """
-import numbers
-
 from .._tensor import Tensor
 from .._variables import Variable
-from . import array_ops as _a
 from . import index_ops as _i
 from . import linear_ops as _lin
 from . import math_ops as _m
 from . import unary_ops as _u
-
-
-def _reshape(self, *shape):
-    if len(shape) == 1 and not isinstance(shape[0], numbers.Integral):
-        shape = shape[0]
-    return _a.reshape(self, shape)
-
-
-def _transposed(self):
-    return _a.transpose(self)
 
 
 _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
@@ -49,9 +37,6 @@ _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
     # == and != stay element-wise as in NumPy and TF2; hashing is by identity
     "__eq__": lambda x, y: _m.equal(x, y), "__ne__": lambda x, y: _m.not_equal(x, y),
     "__getitem__": lambda x, key: _i.getitem(x, key),
-    "astype": lambda x, dtype: _m.cast(x, dtype),
-    "reshape": _reshape,
-    "T": property(_transposed),
 }
 
 for _name, _fn in _OPERATORS.items():

@@ -296,7 +296,14 @@ def _variance(x, axes, keepdims):
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
     """Square root of reduce_variance; shape as reduce_mean."""
-    return lib.sqrt(_variance(*_composite_args(input_tensor, axis, keepdims, "reduce_std")))
+    x, axes, keepdims = _composite_args(input_tensor, axis, keepdims, "reduce_std")
+    variance = _variance(x, axes, keepdims)
+    count = x.size if axes is None else math.prod(x.shape[a] for a in axes)
+    if count == 1:
+        # the std of one value is identically 0 (so is its derivative): sqrt's derivative
+        # at 0 is inf and inf * 0 would make the gradient NaN. The variance is the same 0.
+        return variance
+    return lib.sqrt(variance)
 
 
 class _ArgExtremum(Op):

@@ -108,6 +108,8 @@ class PFor(Transform):
                 plain = tuple([t._plain if s else t for t, s in zip(tensors, stacked)])
                 if op.converter is not None:
                     outs = op.converter(cx, *plain, **attrs)
+                    if outs is not NotImplemented:
+                        _check_converted(op, outs, self)
                 if outs is NotImplemented:
                     outs = while_loop_fallback(cx, op, plain, attrs)
             single = type(outs) is not tuple and type(outs) is not list
@@ -213,6 +215,30 @@ def _any_structured(tensors, loop):
         if isinstance(t, LazyStacked) and t._pfor is loop:
             return True
     return False
+
+
+def _check_converted(op, outs, loop):
+    """A converter's outputs follow the contract (module docstring): a clear error for a
+    user converter (vj.defop) that returns NumPy arrays or per-iteration values, which
+    would otherwise fail deep inside or give a silently wrong shape."""
+    items = outs if type(outs) is tuple or type(outs) is list else (outs,)
+    if op.n_outputs is not None and len(items) != op.n_outputs:  # None: varies (Split)
+        raise ValueError(f"pfor: the converter of {op.name} returned {len(items)} outputs, "
+                         f"the op has {op.n_outputs}")
+    for k, o in enumerate(items):
+        if is_structured(o, loop):
+            continue
+        t = o.tensor if type(o) is Unstacked else o
+        if not isinstance(t, Tensor):
+            raise TypeError(f"pfor: the converter of {op.name} returned an object of type "
+                            f"{type(t).__name__} (output {k}); a converter returns Tensors "
+                            "computed with vecjac ops (so that tapes outside the loop see "
+                            "them), wrapping a loop-invariant output in Unstacked")
+        if type(o) is not Unstacked and (not t.shape or t.shape[0] != loop.iters):
+            raise ValueError(f"pfor: the converter of {op.name} returned shape {t.shape} "
+                             f"(output {k}); a stacked output has the loop axis first, of "
+                             f"size cx.iters = {loop.iters} (wrap a loop-invariant output "
+                             "in Unstacked)")
 
 
 def _check_iters(iters, what):

@@ -23,6 +23,7 @@ in one fused pass) instead of a GEMM over the seeds.
 """
 import math
 import os
+import weakref
 
 import numpy as np
 
@@ -157,7 +158,11 @@ def is_onehot(x, loop):
     return type(x) is OneHotStacked and x._pfor is loop
 
 
-_finite_cache = {}  # tensor id -> bool; Tensors are immutable and ids never reused
+# tensor id -> (weak reference to the array checked, bool). The id alone is not a key:
+# every read of a Variable carries the Variable's id, and an assign changes the array
+# behind it. A weak reference (not id(array): a freed array's address is reused) tells
+# whether the array is still the one checked.
+_finite_cache = {}
 
 
 def _finite(t):
@@ -167,11 +172,11 @@ def _finite(t):
     if v.dtype.kind not in "fc":
         return True
     known = _finite_cache.get(t._tid)
-    if known is None:
+    if known is None or known[0]() is not v:
         if len(_finite_cache) > 256:
             _finite_cache.clear()
-        known = _finite_cache[t._tid] = _all_finite(v)
-    return known
+        known = _finite_cache[t._tid] = (weakref.ref(v), _all_finite(v))
+    return known[1]
 
 
 def _all_finite(v):
@@ -258,7 +263,7 @@ def _columns_at(v, stacked, x, n):
     lead_shape = x.S[:x.lead]
     if not stacked:
         table = v if v.shape == x.S else apply(lib.BroadcastTo, v, shape=x.S)
-        table = _reshape(table, (-1, x.size_) if x.lead > 1 else x.S)         # (L, M)
+        table = _reshape(table, (-1, x.size_))                                 # (L, M)
         cols = apply(lib.GatherV2, apply(lib.Transpose, table, perm=(1, 0)), Tensor(x.pos),
                      axis=0, batch_dims=0)                                     # (n, L)
         return _reshape(cols, (n,) + lead_shape)
