@@ -113,7 +113,8 @@ def _zero_where_x_is_zero(x, value):
 class Xlogy(Op):
     name = "Xlogy"
     samples = (Sample("xlogy", Arg.float(2, "n"), Arg.positive("n")),
-               Sample("xlogy", Arg.float(), Arg.positive(3)))
+               Sample("xlogy", Arg.float(), Arg.positive(3)),
+               Sample("xlogy", Arg.float("m", 1), Arg.positive("n")))  # both broadcast
     converter = broadcasting
 
     def forward(self, x, y):
@@ -134,7 +135,8 @@ class Xlogy(Op):
 class Xdivy(Op):
     name = "Xdivy"
     samples = (Sample("xdivy", Arg.float(2, "n"), Arg.positive("n")),
-               Sample("xdivy", Arg.float(3), Arg.positive()))
+               Sample("xdivy", Arg.float(3), Arg.positive()),
+               Sample("xdivy", Arg.float("m", 1), Arg.positive("n")))  # both broadcast
     converter = broadcasting
 
     def forward(self, x, y):
