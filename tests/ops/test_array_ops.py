@@ -73,10 +73,6 @@ def check_float32(f, args):
 
 
 # -- the op table: (id, vecjac function, NumPy oracle, args) ------------------------------
-def _np_tile(x, m):
-    return np.tile(x, m)
-
-
 CASES = [
     ("reshape", lambda x: vj.reshape(x, (3, 2)), lambda x: x.reshape(3, 2), [rand(2, 3)]),
     ("reshape-1", lambda x: vj.reshape(x, [-1, 2]), lambda x: x.reshape(-1, 2), [rand(6)]),
