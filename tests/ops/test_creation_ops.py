@@ -1,5 +1,7 @@
 """Creation ops and shape queries: zeros, ones, fill, *_like, eye, linspace, range, shape,
-size, rank. Oracles: NumPy's constructors, closed forms, finite differences.
+size, rank. Oracles: NumPy's constructors, closed forms, finite differences. Gradients,
+float32 and pfor of Fill, ZerosLike and OnesLike: tests/test_registry.py (samples);
+linspace is a composition of other ops and is checked here in full.
 """
 import numpy as np
 import pytest
@@ -29,15 +31,11 @@ def test_zeros_ones_shape_from_vj_shape_inside_pfor():
     np.testing.assert_allclose(out.numpy(), x.numpy() + 1)
 
 
-def test_fill_values_gradient_and_pfor():
+def test_fill_values_and_dtypes():
     out = vj.fill([2, 3], 1.5)
     np.testing.assert_array_equal(out.numpy(), np.full((2, 3), 1.5))
     assert vj.fill((2,), np.int32(4)).dtype == np.int32
     assert vj.fill((2,), np.float32(4)).dtype == np.float32
-    check_grads(lambda v: vj.sin(vj.fill([2, 3], v)) * v, [np.array(0.3)], order=2)
-    check_float32(lambda v: vj.fill([2, 2], v) * v, [np.array(0.3)])
-    check_pfor_combos(lambda v: vj.fill([2, 2], v), [np.array(0.3)])
-    check_pfor_combos(lambda v: vj.fill([], v), [np.array(0.3)])
 
 
 @pytest.mark.parametrize("fn,value", [(vj.zeros_like, 0), (vj.ones_like, 1)])
@@ -48,8 +46,7 @@ def test_like_ops(fn, value):
     np.testing.assert_array_equal(out.numpy(), np.full((2, 3), value))
     assert fn(x, dtype=vj.int64).dtype == np.int64
     assert fn(vj.constant([1, 2])).dtype == np.int64
-    check_pfor_combos(lambda t: fn(t) * t, [rand(2, 3)])  # stays loop-variant with t
-    x = vj.constant(rand(3))
+    x = vj.constant(rand(3))  # not differentiable: no gradient flows through fn(x)
     with vj.GradientTape() as tape:
         tape.watch(x)
         y = vj.reduce_sum(fn(x) * x)

@@ -1,13 +1,13 @@
-"""Element-wise unary math, erf / erfc and xlogy / xdivy: forward against NumPy and math,
-gradients against finite differences (order 2), dtypes, pfor against the loop, errors."""
-import itertools
+"""Element-wise unary math, erf / erfc and xlogy / xdivy: forward against NumPy and math
+(float64, and float32 to float32 accuracy), special values, dtype rules, errors. Gradients,
+JVPs, float32 gradients and pfor of these ops: tests/test_registry.py, through the samples
+of their op blocks."""
 import math
 
 import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac.testing import check_grads, check_pfor
 
 RNG = np.random.default_rng(1234)
 
@@ -74,53 +74,24 @@ PIECEWISE_CONSTANT = {
 SHAPES = [(), (3,), (2, 3)]
 
 
-def _stacked_like(x, iters=3):
-    """Loop-variant values from the same domain: shuffles of x."""
-    flat = np.asarray(x).reshape(-1)
-    return np.stack([RNG.permutation(flat).reshape(np.shape(x)) for _ in range(iters)])
-
-
 @pytest.mark.parametrize("name", sorted(UNARY))
 @pytest.mark.parametrize("shape", SHAPES)
-def test_unary_forward_and_grads(name, shape):
+def test_unary_forward_matches_oracle(name, shape):
     f, ref, domain = UNARY[name]
     x = domain(shape)
     out = f(x)
     assert out.shape == shape and out.dtype == np.float64
     np.testing.assert_allclose(out.numpy(), ref(x), rtol=1e-13, atol=1e-15)
-    check_grads(f, [x], order=2)
-
-
-@pytest.mark.parametrize("name", sorted(UNARY) + sorted(PIECEWISE_CONSTANT))
-def test_unary_float32_value_and_gradient(name):
-    f = UNARY[name][0] if name in UNARY else PIECEWISE_CONSTANT[name][0]
-    domain = UNARY[name][2] if name in UNARY else _nonzero
-    x = vj.constant(domain((4,)).astype(np.float32))
-    with vj.GradientTape() as tape:
-        tape.watch(x)
-        y = f(x)
-    assert y.dtype == np.float32
-    g = tape.gradient(y, x)
-    assert g.dtype == np.float32 and g.shape == (4,)
-    if name in UNARY:
-        ref = UNARY[name][1](x.numpy().astype(np.float64))
-        np.testing.assert_allclose(y.numpy(), ref, rtol=2e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
-def test_unary_pfor(name):
-    f, _, domain = UNARY[name]
-    xs = _stacked_like(domain((2, 3)))
-    check_pfor(lambda i: f(vj.gather(xs, i)), 3, fallback_to_while_loop=False)
-
-    # the gradient inside the loop (per-example gradients) vectorizes too
-    def grad_fn(i):
-        x = vj.gather(xs, i)
-        with vj.GradientTape() as tape:
-            tape.watch(x)
-            y = vj.reduce_sum(f(x))
-        return tape.gradient(y, x)
-    check_pfor(grad_fn, 3, fallback_to_while_loop=False)
+def test_unary_float32_values_are_accurate(name):
+    """float32 to float32 accuracy (the registry only asks for closeness to float64)."""
+    f, ref, domain = UNARY[name]
+    x = domain((4,)).astype(np.float32)
+    y = f(x)
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.numpy(), ref(x.astype(np.float64)), rtol=2e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", sorted(PIECEWISE_CONSTANT))
@@ -128,26 +99,16 @@ def test_piecewise_constant(name):
     f, ref = PIECEWISE_CONSTANT[name]
     x = np.array([-2.5, -1.2, -0.5, 0.0, 0.5, 1.5, 2.5, 3.7])
     np.testing.assert_array_equal(f(x).numpy(), ref(x))
-    check_grads(f, [_nonzero((3,)) + 0.25], order=2)  # away from the jumps: zero
-    xv = vj.constant(x)
+    xv = vj.constant(x)  # zero gradient, also at the jumps (0, +-0.5 for round)
     with vj.GradientTape() as tape:
         tape.watch(xv)
         y = vj.reduce_sum(f(xv))
     np.testing.assert_array_equal(tape.gradient(y, xv).numpy(), np.zeros(8))
-    check_pfor(lambda i: f(vj.gather(np.stack([x, -x]), i)), 2, fallback_to_while_loop=False)
 
 
 def test_round_is_half_to_even():
     np.testing.assert_array_equal(vj.math.round([0.5, 1.5, 2.5, -0.5]).numpy(),
                                   [0.0, 2.0, 2.0, -0.0])
-
-
-def test_abs_gradient_is_sign():
-    x = vj.constant([-2.0, 3.0])
-    with vj.GradientTape() as tape:
-        tape.watch(x)
-        y = vj.reduce_sum(vj.abs(x))
-    np.testing.assert_array_equal(tape.gradient(y, x).numpy(), [-1.0, 1.0])
 
 
 def test_predicates():
@@ -162,8 +123,6 @@ def test_predicates():
         y = vj.math.is_nan(xv)
     with pytest.warns(UserWarning, match="must be floating"):
         assert tape.gradient(y, xv) is None  # not differentiable: never recorded
-    check_pfor(lambda i: vj.math.is_nan(vj.gather(np.stack([x, x[::-1]]), i)), 2,
-               fallback_to_while_loop=False)
 
 
 def test_integer_inputs_follow_numpy():
@@ -211,13 +170,12 @@ BINARY = {"xlogy": (vj.math.xlogy, lambda x, y: x * np.log(y)),
 
 @pytest.mark.parametrize("name", sorted(BINARY))
 @pytest.mark.parametrize("sx,sy", [((), ()), ((3,), (3,)), ((3, 1), (4,)), ((), (2, 3))])
-def test_special_binary(name, sx, sy):
+def test_special_binary_forward(name, sx, sy):
     f, ref = BINARY[name]
     x, y = _real(sx), _positive(sy)
     out = f(x, y)
     assert out.shape == np.broadcast_shapes(sx, sy)
     np.testing.assert_allclose(out.numpy(), ref(x, y), rtol=1e-14)
-    check_grads(f, [x, y], order=2)
 
 
 @pytest.mark.parametrize("name", sorted(BINARY))
@@ -234,25 +192,6 @@ def test_special_binary_zero_x(name):
     assert gx.numpy()[0] == 0.0 and gy.numpy()[0] == 0.0  # as TF: no NaN at x = 0
     expected_gx = np.log(4.0) if name == "xlogy" else 0.25
     np.testing.assert_allclose(gx.numpy()[2], expected_gx)
-
-
-@pytest.mark.parametrize("name", sorted(BINARY))
-def test_special_binary_float32_and_pfor(name):
-    f, _ = BINARY[name]
-    x = vj.constant(_real((3,)).astype(np.float32))
-    y = vj.constant(_positive((3,)).astype(np.float32))
-    with vj.GradientTape() as tape:
-        tape.watch([x, y])
-        out = f(x, y) * 2.0
-    assert out.dtype == np.float32
-    assert all(g.dtype == np.float32 for g in tape.gradient(out, [x, y]))
-    xs, ys = _real((3, 2, 3)), _positive((3, 3))
-    for sx, sy in itertools.product([False, True], repeat=2):
-        def loop_fn(i, sx=sx, sy=sy):
-            a = vj.gather(xs, i) if sx else xs[0]
-            b = vj.gather(ys, i) if sy else ys[0]
-            return f(a, b)
-        check_pfor(loop_fn, 3, fallback_to_while_loop=False)
 
 
 def test_special_binary_errors():

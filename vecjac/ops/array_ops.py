@@ -312,7 +312,8 @@ class SplitV(Op):
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("split", Arg.float(4, "n"), 2),
-               Sample("split", Arg.float("n", 5), [1, 3, 1], axis=1))
+               Sample("split", Arg.float("n", 5), [1, 3, 1], axis=1),
+               Sample("split", Arg.float(4, "n"), [1, 3, 0]))  # an empty piece
     n_outputs = None
 
     def forward(self, x, bounds, axis):

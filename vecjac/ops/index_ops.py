@@ -105,7 +105,11 @@ class GatherV2(Op):
                Sample("gather_nd", Arg.float("n", 3, 2), Arg.int(4, 2, hi="n")),
                Sample("getitem", Arg.float(3, "n"), (Arg.int(2, hi=3), slice(None, None, -1))))
     samples += (Sample("gather", Arg.float(3, "n"), Arg.int("m", hi=3), dim_range=(0, 3)),
-                Sample("gather", Arg.float(3, "n"), Arg.int(2, 2, lo=-3, hi=3)))  # negative
+                Sample("gather", Arg.float(3, "n"), Arg.int(2, 2, lo=-3, hi=3)),  # negative
+                Sample("gather", Arg.float(2, 2, 3, "n"), Arg.int(2, 2, 3, hi="n"), axis=3,
+                       batch_dims=2),
+                Sample("gather_nd", Arg.float(2, "n", 3), Arg.int(2, 2, 1, hi="n"), batch_dims=1),
+                Sample("gather_nd", Arg.float(3, "n"), Arg.int(2, 0, hi=3)))  # empty index tuples
 
     def forward(self, params, indices, axis, batch_dims):
         return _gather_np(params, indices, axis, batch_dims)
@@ -226,7 +230,8 @@ class StridedSlice(Op):
     samples = (Sample("getitem", Arg.float(4, "n"), (slice(1, None, 2), 0)),
                Sample("getitem", Arg.float(4, "n", 2), (slice(None, None, -1), Ellipsis, None, 1)),
                Sample("strided_slice", Arg.float(4, 3), [0, 1], [4, 3], [2, 1]),
-               Sample("slice", Arg.float(4, "n"), [1, 0], [2, -1]))
+               Sample("slice", Arg.float(4, "n"), [1, 0], [2, -1]),
+               Sample("getitem", Arg.float(3, "n"), (slice(10, 20),)))  # an empty result
 
     def forward(self, x, key):
         return x[key]

@@ -148,7 +148,8 @@ class MatrixTriangularSolve(Op):
     pattern = patterns.batched(2, 2, 2)
     samples = (Sample("triangular_solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("triangular_solve", Arg.square(2, 3, 3), Arg.float(3, "k"), lower=False,
-                      adjoint=True))
+                      adjoint=True),
+               Sample("triangular_solve", Arg.square(3, 3), Arg.float(2, 3, "k"), adjoint=True))
     converter = _solve_converter
 
     def forward(self, a, b, lower, adjoint):

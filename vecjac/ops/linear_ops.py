@@ -79,7 +79,8 @@ class MatMul(Op):
                Sample("matmul", Arg.float(2, 1, "m", 3), Arg.float(2, 3, 2)),  # batch broadcast
                Sample("matmul", Arg.float(3, "m"), Arg.float(3, 2), transpose_a=True),
                Sample("matmul", Arg.float(2, 3), Arg.float("n", 3), transpose_b=True))
-    samples += (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n"), dim_range=(0, 3)),)
+    samples += (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n"), dim_range=(0, 3)),
+                Sample("matmul", Arg.float("n"), Arg.float("n")))  # vector @ vector
     structured = structured_rules.matmul
 
     def forward(self, a, b):
@@ -286,7 +287,11 @@ class Einsum(Op):
                Sample("einsum", "ij,jk,k->", Arg.float(2, "n"), Arg.float("n", 3), Arg.float(3)),
                # 16^3 multiply-adds: the GEMM path of the forward
                Sample("einsum", "bij,bjk->bik", Arg.float(1, 16, 16), Arg.float(1, 16, 16)),
-               Sample("tensordot", Arg.float(2, 3, "n"), Arg.float(3, "n", 2), axes=2))
+               Sample("tensordot", Arg.float(2, 3, "n"), Arg.float(3, "n", 2), axes=2),
+               # '...' broadcasting a size-1 axis; a diagonal summed out
+               Sample("einsum", "...ij,...jk->...ik", Arg.float(2, 1, "m", 3),
+                      Arg.float("n", 3, 2)),
+               Sample("einsum", "iij,k->j", Arg.float("n", "n", 2), Arg.float(3)))
     samples += (Sample("einsum", "ij,jk->ki", Arg.float("m", "k"), Arg.float("k", 2),
                        dim_range=(0, 3)),)
 

@@ -335,6 +335,7 @@ class FloorMod(Op):
     pattern = patterns.broadcasting
     samples = (Sample("floormod", Arg.float(2, "n", lo=-3.0, hi=3.0), Arg.positive("n")),
                Sample("floormod", Arg.float(), Arg.positive(2, 1)),
+               Sample("floormod", Arg.float("n", lo=-3.0), Arg.float("n", lo=-2.0, hi=-0.5)),
                Sample("floormod", Arg.int(2, "n", lo=-5, hi=5), Arg.int(lo=1, hi=4)))
     converter = broadcasting
 
@@ -556,7 +557,8 @@ class Select(Op):
     pattern = patterns.broadcasting  # the union of both branches, whatever cond says
     jvp = linear
     samples = (Sample("where", Arg.bool(2, "n"), Arg.float(2, "n"), Arg.float("n")),
-               Sample("where", Arg.bool("n"), Arg.float(), Arg.float(2, "n")))
+               Sample("where", Arg.bool("n"), Arg.float(), Arg.float(2, "n")),
+               Sample("where", Arg.bool(), Arg.float(2, "n"), Arg.float()))  # scalar cond, y
     samples += (Sample("where", Arg.bool("m", 1), Arg.float("n"), Arg.float("m", "n"),
                        dim_range=(0, 3)),)
     converter = broadcasting

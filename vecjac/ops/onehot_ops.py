@@ -215,7 +215,10 @@ class OuterRowsScaled(Op):
 class OneHot(Op):
     name = "OneHot"
     samples = (Sample("one_hot", Arg.int(2, "n", hi=4), 4),
-               Sample("one_hot", Arg.int("n", hi=3), 3, axis=0, on_value=2.0, off_value=-1.0))
+               Sample("one_hot", Arg.int("n", hi=3), 3, axis=0, on_value=2.0, off_value=-1.0),
+               # indices outside [0, depth) give all off_value
+               Sample("one_hot", Arg.int(lo=-1, hi=5), 4, dtype=np.int32),
+               Sample("one_hot", Arg.int(2, "n", lo=-1, hi=5), 3, axis=0))
     differentiable = False
 
     def forward(self, indices, depth, axis, on_value, off_value, dtype):

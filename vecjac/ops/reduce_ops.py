@@ -166,6 +166,7 @@ class Prod(Op):
     pattern = patterns.reduction
     samples = (Sample("reduce_prod", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_prod", Arg.float(3, "n", zeros=0.3), axis=(0, 1), keepdims=True),
+               Sample("reduce_prod", Arg.float(2, "n", 3, zeros=0.3), axis=(0, 2)),
                Sample("reduce_prod", Arg.float("n")), Sample("reduce_prod", Arg.float()))
     samples += (Sample("reduce_prod", Arg.float("m", "n"), axis=0, dim_range=(0, 3)),)
     converter = reduction
@@ -374,7 +375,8 @@ class Cumsum(Op):
     pattern = patterns.scan
     jvp = linear
     samples = (Sample("cumsum", Arg.float(2, "n"), axis=1),
-               Sample("cumsum", Arg.float("n", 2), exclusive=True, reverse=True))
+               Sample("cumsum", Arg.float("n", 2), exclusive=True, reverse=True),
+               Sample("cumsum", Arg.float(2, "n"), axis=-1, exclusive=True))
     samples += (Sample("cumsum", Arg.float("m", "n"), axis=1, dim_range=(0, 3)),)
     converter = axis_shift("axis")
 

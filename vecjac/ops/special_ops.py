@@ -117,7 +117,8 @@ class Xlogy(Op):
     name = "Xlogy"
     pattern = patterns.broadcasting
     samples = (Sample("xlogy", Arg.float(2, "n"), Arg.positive("n")),
-               Sample("xlogy", Arg.float(), Arg.positive(3)))
+               Sample("xlogy", Arg.float(), Arg.positive(3)),
+               Sample("xlogy", Arg.float("m", 1), Arg.positive("n")))  # both broadcast
     converter = broadcasting
 
     def forward(self, x, y):
@@ -139,7 +140,8 @@ class Xdivy(Op):
     name = "Xdivy"
     pattern = patterns.broadcasting
     samples = (Sample("xdivy", Arg.float(2, "n"), Arg.positive("n")),
-               Sample("xdivy", Arg.float(3), Arg.positive()))
+               Sample("xdivy", Arg.float(3), Arg.positive()),
+               Sample("xdivy", Arg.float("m", 1), Arg.positive("n")))  # both broadcast
     converter = broadcasting
 
     def forward(self, x, y):
