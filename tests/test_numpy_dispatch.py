@@ -463,16 +463,19 @@ def test_uncovered_function_inside_pfor_raises():
         vj.vectorize.pfor(lambda i: np.unique(vj.gather(X, i)), 2)
 
 
-def test_a_norm_without_a_vecjac_op_runs_in_numpy(fresh_warnings):
-    # np.linalg.norm(matrix, 2) (the spectral norm) runs as NumPy would; on a tape it
-    # warns that the gradient stops there (vj.norm raised NotImplementedError)
-    assert np.linalg.norm(vj.constant(A), 2) == np.linalg.norm(A, 2)
+def test_spectral_norm_runs_as_numpy_and_differentiates():
+    # np.linalg.norm(matrix, 2) (the spectral norm) gives NumPy's value without a tape,
+    # and on a tape the gradient u1 v1^T (top singular vectors) flows, with no warning
+    assert float(np.linalg.norm(vj.constant(A), 2)) == pytest.approx(np.linalg.norm(A, 2))
     x = vj.constant(A)
-    with vj.GradientTape() as tape:
-        tape.watch(x)
-        with pytest.warns(vj.NotDifferentiableWarning, match="np.linalg.norm"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with vj.GradientTape() as tape:
+            tape.watch(x)
             value = np.linalg.norm(x, 2)
-    assert value == np.linalg.norm(A, 2)
+        g = tape.gradient(value, x)
+    u, s, vh = np.linalg.svd(A)
+    np.testing.assert_allclose(g.numpy(), np.outer(u[:, 0], vh[0]), rtol=1e-10, atol=1e-12)
 
 
 def test_out_is_a_type_error():
