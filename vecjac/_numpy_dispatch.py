@@ -153,7 +153,6 @@ checks that this copy is current; regenerate with
 | `scipy.special.log_expit` | `-vj.nn.softplus(-x)` |
 | `scipy.special.xlogy` | `vj.xlogy` |
 """
-import sys
 import warnings
 
 import numpy as np
@@ -161,14 +160,12 @@ import numpy as np
 from . import _numpy_functions, _numpy_linalg, _numpy_ufuncs  # noqa: F401  (fill the tables)
 from ._context import is_visible, state
 from ._errors import NotDifferentiableWarning
+from ._numpy_scipy import scipy_ufunc as _scipy_ufunc
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,
                             _warned, coverage_table, covered_functions)  # noqa: F401
 from ._tensor import Tensor
 from ._variables import Variable
 from .ops import array_ops as _a
-from .ops import math_ops as _m
-from .ops import nn_ops as _nn
-from .ops import special_ops as _s
 
 
 # ndarray <op> Tensor arrives here as np.<ufunc>(ndarray, tensor): answer with the
@@ -178,24 +175,6 @@ _REFLECTED = {np.add: "__radd__", np.subtract: "__rsub__", np.multiply: "__rmul_
               np.remainder: "__rmod__", np.power: "__rpow__", np.matmul: "__rmatmul__",
               np.less: "__gt__", np.less_equal: "__ge__", np.greater: "__lt__",
               np.greater_equal: "__le__", np.equal: "__eq__", np.not_equal: "__ne__"}
-
-# scipy.special ufuncs, matched by identity once SciPy is imported
-_SCIPY_SPECIAL = {"expit": (_nn.sigmoid, "vj.sigmoid"), "erf": (_s.erf, "vj.erf"),
-                  "erfc": (_s.erfc, "vj.erfc"), "xlogy": (_s.xlogy, "vj.xlogy"),
-                  "log_expit": (lambda x: _m.negative(_nn.softplus(_m.negative(x))),
-                                "-vj.nn.softplus(-x)")}
-for _name, (_fn, _target) in _SCIPY_SPECIAL.items():
-    _targets[f"scipy.special.{_name}"] = _target
-
-
-def _scipy_ufunc(ufunc):
-    special = sys.modules.get("scipy.special")
-    entry = _SCIPY_SPECIAL.get(getattr(ufunc, "__name__", None))
-    if special is not None and entry is not None and \
-            getattr(special, ufunc.__name__, None) is ufunc:
-        return entry[0]
-    return None
-
 
 _REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
            np.logical_and: "all", np.logical_or: "any"}
