@@ -147,11 +147,42 @@ checks that this copy is current; regenerate with
 | `np.vdot` | `vj.tensordot over the flattened arrays` |
 | `np.vecdot` | `vj.reduce_sum(x * y, axis=-1)` |
 | `np.where` | `vj.where` |
+| `scipy.special.beta` | `vj.scipy.special.beta` |
+| `scipy.special.betainc` | `vj.scipy.special.betainc` |
+| `scipy.special.betaln` | `vj.scipy.special.betaln` |
+| `scipy.special.digamma`, `scipy.special.psi` | `vj.scipy.special.digamma (= psi)` |
+| `scipy.special.entr` | `vj.scipy.special.entr` |
 | `scipy.special.erf` | `vj.erf` |
 | `scipy.special.erfc` | `vj.erfc` |
+| `scipy.special.erfcinv` | `vj.scipy.special.erfcinv` |
+| `scipy.special.erfinv` | `vj.scipy.special.erfinv` |
 | `scipy.special.expit` | `vj.sigmoid` |
+| `scipy.special.gamma` | `vj.scipy.special.gamma` |
+| `scipy.special.gammainc` | `vj.scipy.special.gammainc` |
+| `scipy.special.gammaincc` | `vj.scipy.special.gammaincc` |
+| `scipy.special.gammaln` | `vj.scipy.special.gammaln` |
+| `scipy.special.i0` | `vj.scipy.special.i0` |
+| `scipy.special.i0e` | `vj.scipy.special.i0e` |
+| `scipy.special.i1` | `vj.scipy.special.i1` |
+| `scipy.special.i1e` | `vj.scipy.special.i1e` |
+| `scipy.special.iv` | `vj.scipy.special.iv` |
+| `scipy.special.ive` | `vj.scipy.special.ive` |
+| `scipy.special.j0` | `vj.scipy.special.j0` |
+| `scipy.special.j1` | `vj.scipy.special.j1` |
+| `scipy.special.jv` | `vj.scipy.special.jv` |
+| `scipy.special.kv` | `vj.scipy.special.kv` |
 | `scipy.special.log_expit` | `-vj.nn.softplus(-x)` |
+| `scipy.special.log_ndtr` | `vj.scipy.special.log_ndtr` |
+| `scipy.special.logit` | `vj.scipy.special.logit` |
+| `scipy.special.ndtr` | `vj.scipy.special.ndtr` |
+| `scipy.special.ndtri` | `vj.scipy.special.ndtri` |
+| `scipy.special.rgamma` | `vj.scipy.special.rgamma` |
+| `scipy.special.stdtr` | `vj.scipy.special.stdtr` |
+| `scipy.special.xlog1py` | `vj.scipy.special.xlog1py` |
 | `scipy.special.xlogy` | `vj.xlogy` |
+| `scipy.special.y0` | `vj.scipy.special.y0` |
+| `scipy.special.y1` | `vj.scipy.special.y1` |
+| `scipy.special.yv` | `vj.scipy.special.yv` |
 """
 import warnings
 

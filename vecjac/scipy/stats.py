@@ -19,6 +19,7 @@ vj.scipy.special.betainc), poisson in mu (k and loc are integers: not differenti
 Float32 inputs give float32 results (SciPy computes in float64); the result of scalar
 inputs is a 0-d Tensor. Multivariate densities: vecjac/scipy/_multivariate.py.
 """
+import functools
 import math
 
 import numpy as np
@@ -37,6 +38,16 @@ __all__ = ["norm", "t", "gamma", "beta", "chi2", "poisson", "multivariate_normal
            "dirichlet"]
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _quiet(method):
+    """Compute without NumPy's RuntimeWarnings: infinities and invalid parameters are
+    expected inputs here (inf - inf inside the support gives NaN, as in SciPy)."""
+    @functools.wraps(method)
+    def run(*args, **kwargs):
+        with np.errstate(all="ignore"):
+            return method(*args, **kwargs)
+    return run
 
 
 def _all(*conditions):
@@ -72,6 +83,7 @@ class _Continuous:
         y = (x - loc) / scale
         return y, shapes, scale, valid
 
+    @_quiet
     def _density(self, method, x, shapes, loc, scale):
         y, shapes, scale, valid = self._prepare(method, x, shapes, loc, scale)
         lo, hi = self.support
@@ -80,6 +92,7 @@ class _Continuous:
         out = where(inside, value, -np.inf)
         return where(logical_or(logical_not(valid), is_nan(y)), np.nan, out)
 
+    @_quiet
     def _distribution(self, method, x, shapes, loc, scale, logs):
         y, shapes, scale, valid = self._prepare(method, x, shapes, loc, scale)
         lo, hi = self.support
@@ -247,6 +260,7 @@ class poisson_gen:
     def pmf(self, k, mu, loc=0):
         return exp(self._logpmf("pmf", k, mu, loc))
 
+    @_quiet
     def _logpmf(self, method, k, mu, loc):
         k, mu, valid = self._prepare(method, k, mu, loc)
         inside = _all(valid, greater_equal(k, 0), equal(floor(k), k))
@@ -254,6 +268,7 @@ class poisson_gen:
         out = where(inside, xlogy(k_in, mu) - gammaln(k_in + 1) - mu, -np.inf)
         return where(logical_or(logical_not(valid), is_nan(k)), np.nan, out)
 
+    @_quiet
     def _distribution(self, method, k, mu, loc, logs):
         k, mu, valid = self._prepare(method, k, mu, loc)
         k = floor(k)
