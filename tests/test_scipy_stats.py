@@ -175,3 +175,19 @@ def test_dirichlet_matches_scipy_and_differentiates():
     for bad in (x * 1.1, -x, x[:1]):
         with pytest.raises(ValueError, match="dirichlet.logpdf"):
             S.dirichlet.logpdf(bad, alpha)
+
+
+def test_multivariate_densities_vectorize():
+    """Value checks of the parameters see every iteration of a loop (pfor)."""
+    alpha = np.array([[0.7, 2.0, 3.5], [1.5, 1.2, 0.8]])
+    x = np.array([[0.2, 0.3, 0.5], [0.6, 0.1, 0.3]])
+    got = vj.vectorized_map(lambda xa: S.dirichlet.logpdf(xa[0], xa[1]),
+                            np.stack([x, alpha], axis=1))
+    np.testing.assert_allclose(got.numpy(), [st.dirichlet.logpdf(x[i], alpha[i])
+                                             for i in range(2)], rtol=1e-12)
+    with pytest.raises(ValueError, match="simplex"):
+        vj.vectorized_map(lambda p: S.dirichlet.logpdf(p, alpha[0]), x * [[1.0], [1.2]])
+    covs = np.stack([COV, 2 * COV])
+    got = vj.vectorized_map(lambda c: S.multivariate_normal.logpdf(MEAN, None, c), covs)
+    np.testing.assert_allclose(got.numpy(), [st.multivariate_normal.logpdf(MEAN, None, c)
+                                             for c in covs], rtol=1e-12)

@@ -19,7 +19,7 @@ import math
 
 import numpy as np
 
-from ..vectorize.converters import elementwise
+from ..vectorize.converters import broadcasting, elementwise
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
@@ -53,7 +53,12 @@ class Special(Op):
     scipy = None
     params = ("x",)
     fixed = 0
-    converter = elementwise
+    converter = elementwise  # n-ary ones: broadcasting
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if len(cls.params) > 1:
+            cls.converter = broadcasting
 
     def forward(self, *arrays):
         dtype = result_dtype(arrays)

@@ -132,20 +132,24 @@ class dirichlet_gen:
             raise ValueError(f"{fn}: x is empty (shape {x.shape})")
         if alpha.size and np.min(alpha._value) <= 0:
             raise ValueError(f"{fn}: all parameters alpha must be greater than 0")
+        # the values, with the loop axes in front where x or alpha varies inside pfor
         full = np.asarray(x._value, np.float64)
+        lead = full.ndim - x.ndim
         if x.shape[0] == k - 1:
-            full = np.concatenate([full, 1 - np.sum(full, 0, keepdims=True)])
-        if full.size and np.min(full) < 0:
+            full = np.concatenate([full, 1 - np.sum(full, lead, keepdims=True)], axis=lead)
+        if np.min(full) < 0:
             raise ValueError(f"{fn}: each entry of x must be greater than or equal to zero")
-        if full.size and np.max(full) > 1:
+        if np.max(full) > 1:
             raise ValueError(f"{fn}: each entry of x must be smaller than or equal to one")
-        small = np.reshape(alpha._value < 1, (k,) + (1,) * (full.ndim - 1))
+        small = alpha._value < 1
+        small = small.reshape(small.shape + (1,) * (x.ndim - 1))  # against x's first axis
         if np.any((full == 0) & small):
             raise ValueError(f"{fn}: each entry of x must be greater than zero where its "
                              "alpha is less than one")
-        if np.any(np.abs(np.sum(full, 0) - 1.0) > 1e-9):
+        sums = np.sum(full, lead)
+        if np.any(np.abs(sums - 1.0) > 1e-9):
             raise ValueError(f"{fn}: x must lie within the normal simplex (its entries sum "
-                             f"to 1 along the first axis), sums: {np.sum(full, 0)}")
+                             f"to 1 along the first axis), sums: {sums}")
         x, alpha = real_operands(fn, ("x", "alpha"), (x, alpha), broadcast=False)
         if x.shape[0] == k - 1:
             x = concat([x, 1 - reduce_sum(x, axis=0, keepdims=True)], axis=0)

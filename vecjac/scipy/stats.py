@@ -135,21 +135,9 @@ class norm_gen(_Continuous):
         return self._distribution("logcdf", x, (), loc, scale, True)
 
 
-class t_gen(_Continuous):
-    """Student's t distribution (scipy.stats.t); df = inf is the normal distribution."""
-    name = "t"
+class _DegreesOfFreedom(_Continuous):
+    """SciPy's methods of the distributions with one shape parameter, df."""
     shapes = ("df",)
-
-    def _logpdf(self, y, df):
-        finite = logical_not(is_inf(df))
-        df = where(finite, df, 1.0)
-        half = (df + 1) * 0.5
-        student = (gammaln(half) - gammaln(df * 0.5) - 0.5 * log(df)
-                   - 0.5 * math.log(math.pi) - half * log1p(y * y / df))
-        return where(finite, student, y * y * -0.5 - _LOG_SQRT_2PI)
-
-    def _cdf(self, y, df):
-        return stdtr(df, y)
 
     def logpdf(self, x, df, loc=0, scale=1):
         return self._density("logpdf", x, (df,), loc, scale)
@@ -162,6 +150,22 @@ class t_gen(_Continuous):
 
     def logcdf(self, x, df, loc=0, scale=1):
         return self._distribution("logcdf", x, (df,), loc, scale, True)
+
+
+class t_gen(_DegreesOfFreedom):
+    """Student's t distribution (scipy.stats.t); df = inf is the normal distribution."""
+    name = "t"
+
+    def _logpdf(self, y, df):
+        finite = logical_not(is_inf(df))
+        df = where(finite, df, 1.0)
+        half = (df + 1) * 0.5
+        student = (gammaln(half) - gammaln(df * 0.5) - 0.5 * log(df)
+                   - 0.5 * math.log(math.pi) - half * log1p(y * y / df))
+        return where(finite, student, y * y * -0.5 - _LOG_SQRT_2PI)
+
+    def _cdf(self, y, df):
+        return stdtr(df, y)
 
 
 class gamma_gen(_Continuous):
@@ -190,10 +194,9 @@ class gamma_gen(_Continuous):
         return self._distribution("logcdf", x, (a,), loc, scale, True)
 
 
-class chi2_gen(_Continuous):
+class chi2_gen(_DegreesOfFreedom):
     """The chi-squared distribution with df degrees of freedom (scipy.stats.chi2)."""
     name = "chi2"
-    shapes = ("df",)
     support = (0.0, np.inf)
     inside = 1.0
 
@@ -203,18 +206,6 @@ class chi2_gen(_Continuous):
 
     def _cdf(self, y, df):
         return gammainc(df * 0.5, y * 0.5)
-
-    def logpdf(self, x, df, loc=0, scale=1):
-        return self._density("logpdf", x, (df,), loc, scale)
-
-    def pdf(self, x, df, loc=0, scale=1):
-        return exp(self._density("pdf", x, (df,), loc, scale))
-
-    def cdf(self, x, df, loc=0, scale=1):
-        return self._distribution("cdf", x, (df,), loc, scale, False)
-
-    def logcdf(self, x, df, loc=0, scale=1):
-        return self._distribution("logcdf", x, (df,), loc, scale, True)
 
 
 class beta_gen(_Continuous):
