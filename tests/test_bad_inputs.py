@@ -1,16 +1,19 @@
 """Bad-input fuzzing of every public function and every GradientTape method (issue 4).
 
-Every public function of vj, vj.math, vj.nn, vj.linalg, vj.random, vj.image and
-vj.vectorize is found programmatically (each namespace's __all__, else dir()), so a new
+Every public function of vj, vj.math, vj.nn, vj.linalg, vj.random, vj.image,
+vj.vectorize, vj.scipy.special, vj.scipy.linalg, vj.scipy.signal and the methods of the
+distributions of vj.scipy.stats is found programmatically (each namespace's __all__, else dir()), so a new
 function is fuzzed automatically: its arguments get a *role* from their name (x -> a
 float tensor, axis -> an axis, shape -> a shape ...), or from the SPECS table below when
-the name is not enough; a function with an argument of unknown role fails
+the name is not enough (keyed by the short name, or the qualified one where short names
+repeat: "vj.scipy.stats.norm.logpdf"); a function with an argument of unknown role fails
 test_every_public_function_is_fuzzed. Starting from a valid call, one argument at a time
 is replaced by a bad value: every value of the role's catalogue (ROLE_BAD, deterministic)
 and values drawn by hypothesis (arrays of any dtype and shape with NaN / Inf / empty,
 ints, floats, strings, arbitrary objects). Accepted outcomes (see `run_case`):
 - a result: every output is a numeric Tensor (or a Python value), no complex part was
-  dropped silently, and where a NumPy oracle exists (ORACLES) the value equals it;
+  dropped silently, and where a NumPy or SciPy oracle exists (ORACLES: every vj.scipy
+  function has SciPy's own) the value equals it;
 - ValueError / TypeError / LookupError / RuntimeError whose message names the function
   and the argument (IndexError only for x[...] and out-of-range gather-style indices);
   an error raised inside a user callable passes through unchanged.
@@ -32,6 +35,10 @@ import warnings
 
 import numpy as np
 import pytest
+import scipy.linalg
+import scipy.signal
+import scipy.special
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
@@ -40,7 +47,11 @@ import vecjac as vj
 from vecjac._context import state
 
 NAMESPACES = {"vj": vj, "vj.math": vj.math, "vj.nn": vj.nn, "vj.linalg": vj.linalg,
-              "vj.random": vj.random, "vj.image": vj.image, "vj.vectorize": vj.vectorize}
+              "vj.random": vj.random, "vj.image": vj.image, "vj.vectorize": vj.vectorize,
+              "vj.scipy.special": vj.scipy.special, "vj.scipy.linalg": vj.scipy.linalg,
+              "vj.scipy.signal": vj.scipy.signal,
+              **{f"vj.scipy.stats.{d}": getattr(vj.scipy.stats, d)  # methods of each
+                 for d in vj.scipy.stats.__all__}}
 
 EXCLUDED = {  # each checked by test_excluded_functions_validate instead
     "defop": "registers a new global op under `name`: fuzzing would fill the registry",
@@ -306,6 +317,44 @@ SPECS = {
 }
 
 
+# vj.scipy: SciPy's argument names. Values are checked against SciPy itself (ORACLES).
+PARAM_ROLES.update({
+    **dict.fromkeys(["z", "v", "df", "k", "mu", "loc", "scale", "A", "q", "in1", "in2",
+                     "cov"], "float"),
+    **dict.fromkeys(["return_sign", "unit_diagonal", "overwrite_b", "check_finite",
+                     "allow_singular", "disp"], "bool"),
+    "blocksize": "skip"})
+CHOL = np.linalg.cholesky(SPD)
+SIMPLEX = np.array([[0.2, 0.5], [0.3, 0.25], [0.5, 0.25]])  # two points, along axis 0
+SPECS.update({
+    "vj.scipy.special.polygamma": dict(args=dict(n=1), roles=dict(n="float")),
+    "vj.scipy.special.multigammaln": dict(args=dict(a=lambda: F(2, 3, lo=0.6, hi=2.0), d=2),
+                                          roles=dict(d="int")),
+    "vj.scipy.special.logsumexp": dict(roles=dict(b="float_or_none", axis="axis_or_none")),
+    **{f"vj.scipy.stats.poisson.{m}": dict(args=dict(k=lambda: np.arange(6.0).reshape(2, 3)))
+       for m in ("logpmf", "pmf", "cdf", "logcdf")},
+    **{f"vj.scipy.stats.multivariate_normal.{m}": dict(
+        args=dict(x=lambda: F(2, 3), mean=lambda: F(3), cov=lambda: SPD.copy()),
+        roles=dict(mean="float_or_none")) for m in ("logpdf", "pdf")},
+    **{f"vj.scipy.stats.dirichlet.{m}": dict(
+        args=dict(x=lambda: SIMPLEX.copy(), alpha=lambda: F(3, lo=0.5, hi=2.0)),
+        roles=dict(alpha="float")) for m in ("logpdf", "pdf")},
+    "vj.scipy.linalg.solve_triangular": dict(args=dict(a=lambda: LOWER.copy(),
+                                                       b=lambda: F(3, 2), lower=True),
+                                             roles=dict(trans="trans")),
+    "vj.scipy.linalg.cho_solve": dict(args=dict(c_and_lower=lambda: (CHOL.copy(), True),
+                                                b=lambda: F(3, 2)),
+                                      roles=dict(c_and_lower="cho_factor")),
+    "vj.scipy.linalg.expm": dict(args=dict(A=lambda: SPD / 4)),
+    "vj.scipy.linalg.sqrtm": dict(args=dict(A=lambda: SPD.copy())),
+    "vj.scipy.linalg.solve_sylvester": dict(args=dict(a=lambda: SPD.copy(),
+                                                      b=lambda: F(2, 2) + 2 * np.eye(2),
+                                                      q=lambda: F(3, 2))),
+    "vj.scipy.signal.convolve": dict(args=dict(in2=lambda: F(2, 2)),
+                                     roles=dict(mode="conv_mode", method="conv_method")),
+})
+
+
 def _pull(out):
     y, pull = out
     return y, pull(vj.ones_like(y))
@@ -316,9 +365,14 @@ def _quadratic():
     return dict(loss_fn=lambda: vj.reduce_sum((v - 1.0) ** 2 * (v + 2.0)), variables=[v])
 
 
+def spec_of(qualname):
+    """The SPECS entry of a function: by qualified name, else by short name."""
+    return SPECS.get(qualname) or SPECS.get(qualname.rsplit(".", 1)[-1], {})
+
+
 def base_call(fn_name, fn):
     """(args dict, varargs list, roles dict) of a valid call of fn."""
-    spec = SPECS.get(fn_name.rsplit(".", 1)[-1], {})
+    spec = spec_of(fn_name)
     given_args, roles = dict(spec.get("args", {})), dict(spec.get("roles", {}))
     made = spec["make"]() if "make" in spec else {}  # related values, made together
     given_args.update({k: (lambda v=v: v) for k, v in made.items()})
@@ -523,6 +577,23 @@ ROLE_BAD = {
 }
 
 
+ROLE_BAD.update({
+    "trans": [("unknown", 3, True), ("letter", "X", True), ("None", None, True),
+              ("float", 1.5, True), ("bool", True, True), ("T", "T", False), ("2", 2, False)],
+    "cho_factor": [("not a pair", LOWER, True), ("None", None, True),
+                   ("three items", (CHOL, True, 1), True), ("lower string", (CHOL, "yes"), True),
+                   ("non-square", (F(2, 3), True), True), ("NaN", (_nan((3, 3)), True), True),
+                   ("zero diagonal", (np.zeros((3, 3)), True), True),
+                   ("list", [CHOL, True], False), ("upper", (CHOL.T.copy(), False), False),
+                   ("int", (np.eye(3, dtype=int), True), False)],
+    "conv_mode": [("unknown", "circular", True), ("int", 1, True), ("None", None, True),
+                  ("upper case", "FULL", True), ("valid", "valid", False),
+                  ("same", "same", False)],
+    "conv_method": [("unknown", "winograd", True), ("int", 0, True), ("None", None, True),
+                    ("fft", "fft", False), ("direct", "direct", False)],
+})
+
+
 # -- NumPy oracles: a result accepted for a bad input must equal these ------------------------
 def _reduce(npf, keep_int_dtype=False):
     def oracle(input_tensor, axis=None, keepdims=False):
@@ -609,11 +680,60 @@ ORACLES.update({
 })
 ORACLE_CALL_ARGS = {"matmul": ("a", "b"), "matvec": ("a", "b"), "cumsum": ("x", "axis"),
                     "inv": ("input",), "solve": ("matrix", "rhs"),
-                    "cumprod": ("x", "axis"), "transpose": ("a", "perm")}
+                    "cumprod": ("x", "axis"), "transpose": ("a", "perm"),
+                    # overwrite_b is ignored (SciPy rejects a NumPy bool there)
+                    "cho_solve": ("c_and_lower", "b", "check_finite"),
+                    "solve_triangular": ("a", "b", "trans", "lower", "unit_diagonal",
+                                         "check_finite")}
 
 
-def _oracle(short, args):
-    f = ORACLES.get(short)
+def _scipy_oracle(f, params):
+    """SciPy's function as an oracle: ufuncs take positional arguments only."""
+    if isinstance(f, np.ufunc):
+        return lambda **kw: f(*[kw[p] for p in params if p in kw])
+    return lambda **kw: f(**kw)
+
+
+for _name in vj.scipy.special.__all__:
+    ORACLES[f"vj.scipy.special.{_name}"] = _scipy_oracle(
+        getattr(scipy.special, _name),
+        list(inspect.signature(getattr(vj.scipy.special, _name)).parameters))
+
+
+def _widened(f):
+    """scipy.stats computes with its inputs' dtypes (log(scale) of a uint8 or float16 scale
+    is a float16): the oracle gets float64 values, the exact answer vecjac must match."""
+    def oracle(**kw):
+        return f(**{k: v.astype(np.float64) if isinstance(v, np.ndarray) and v.dtype.kind
+                    in "iuf" and v.dtype.itemsize < 8 else v for k, v in kw.items()})
+    return oracle
+
+
+for _dist in vj.scipy.stats.__all__:
+    for _m in ("logpdf", "pdf", "logpmf", "pmf", "cdf", "logcdf"):
+        if hasattr(getattr(vj.scipy.stats, _dist), _m):
+            ORACLES[f"vj.scipy.stats.{_dist}.{_m}"] = _widened(
+                getattr(getattr(scipy.stats, _dist), _m))
+for _name in vj.scipy.linalg.__all__:
+    ORACLES[f"vj.scipy.linalg.{_name}"] = getattr(scipy.linalg, _name)
+ORACLES["vj.scipy.signal.convolve"] = scipy.signal.convolve
+
+
+def _logsumexp_oracle(a, axis=None, b=None, keepdims=False, return_sign=False):
+    if np.size(a) == 0 and not return_sign:  # SciPy 1.17 raises IndexError for (2, 0)
+        with np.errstate(divide="ignore"):
+            return np.log(np.sum(np.exp(a) * (1 if b is None else b), axis=axis,
+                                 keepdims=keepdims))
+    return scipy.special.logsumexp(a, axis=axis, b=b, keepdims=keepdims,
+                                   return_sign=return_sign)
+
+
+ORACLES["vj.scipy.special.logsumexp"] = _logsumexp_oracle
+
+
+def _oracle(qualname, args):
+    short = qualname.rsplit(".", 1)[-1]
+    f = ORACLES.get(qualname) or ORACLES.get(short)
     if f is None:
         return None
     keys = ORACLE_CALL_ARGS.get(short)
@@ -673,7 +793,7 @@ def _is_scipy_sparse(x):
     return type(x).__module__.startswith("scipy.sparse")
 
 
-def check_result(short, out, args, label, role):
+def check_result(qualname, out, args, label, role):
     """A result for a bad input: numeric Tensors, equal to the NumPy oracle if any."""
     problems = []
     if role == "callable":  # what a user function returns may come back as it is (cond)
@@ -692,33 +812,46 @@ def check_result(short, out, args, label, role):
                                                         vj.Variable)) and not hasattr(
                                                             out, "_fields"):
             problems.append(f"returned a {type(leaf).__name__}")
-    expected = _oracle(short, args)
+    expected = _oracle(qualname, args)
     if expected is not None and not problems:
         kind, value = expected
         if kind == "err":
             problems.append(f"returned a result where NumPy raises {type(value).__name__}: "
                             f"{value}")
+        elif isinstance(value, tuple):  # several outputs (logsumexp's sign, sqrtm's error)
+            outs = out if isinstance(out, tuple) else (out,)
+            if len(outs) != len(value):
+                problems.append(f"{len(outs)} outputs, the oracle gives {len(value)}")
+            for o, v in zip(outs, value):
+                problems += _compare(o, v)
         else:
-            got = np.asarray(out._value) if isinstance(out, vj.Tensor) else np.asarray(out)
-            value = np.asarray(value)
-            if got.shape != value.shape:
-                problems.append(f"shape {got.shape}, NumPy gives {value.shape}")
-            elif value.dtype.kind == "c" and got.dtype.kind != "c":
-                problems.append(f"dropped the imaginary part (dtype {got.dtype})")
-            elif value.dtype.kind in "biufc" and value.size:
-                tol = 1e-3 if got.dtype.itemsize <= 4 else 1e-6
-                try:
-                    np.testing.assert_allclose(got.astype(value.dtype) if value.dtype.kind
-                                               != "b" else got, value, rtol=tol, atol=tol,
-                                               equal_nan=True)
-                except AssertionError as e:
-                    problems.append(f"value differs from NumPy: {str(e)[:300]}")
+            problems += _compare(out, value)
     return problems
 
 
-def _call(fn, args, varargs, short=None):
-    if "call" in SPECS.get(short, {}):
-        return SPECS[short]["call"](fn, args, varargs)
+def _compare(out, value):
+    """Problems of one output against the oracle's value."""
+    got = np.asarray(out._value) if isinstance(out, vj.Tensor) else np.asarray(out)
+    value = np.asarray(value)
+    if got.shape != value.shape:
+        return [f"shape {got.shape}, NumPy gives {value.shape}"]
+    if value.dtype.kind == "c" and got.dtype.kind != "c":
+        return [f"dropped the imaginary part (dtype {got.dtype})"]
+    if value.dtype.kind in "biufc" and value.size:
+        tol = 1e-3 if got.dtype.itemsize <= 4 else 1e-6
+        try:
+            np.testing.assert_allclose(got.astype(value.dtype) if value.dtype.kind
+                                       != "b" else got, value, rtol=tol, atol=tol,
+                                       equal_nan=True)
+        except AssertionError as e:
+            return [f"value differs from NumPy: {str(e)[:300]}"]
+    return []
+
+
+def _call(fn, args, varargs, qualname=""):
+    spec = spec_of(qualname)
+    if "call" in spec:
+        return spec["call"](fn, args, varargs)
     if varargs:
         first = [args[k] for k in list(args)[:1]]
         return fn(*first, *varargs, **{k: v for k, v in list(args.items())[1:]})
@@ -751,7 +884,7 @@ def run_case(qualname, fn, arg, label, bad, must_raise, watch=True):
             warnings.simplefilter("error", np.exceptions.ComplexWarning)
             try:
                 with np.errstate(all="ignore"):
-                    out = _call(fn, args, varargs, short)
+                    out = _call(fn, args, varargs, qualname)
             except UserError:
                 out, err = None, None
             except BaseException as e:  # noqa: B036 -- judged below
@@ -791,7 +924,7 @@ def run_case(qualname, fn, arg, label, bad, must_raise, watch=True):
         elif must_raise and short not in NEVER_RAISE:
             problems.append(f"accepted the bad value (returned {_describe(out)})")
         else:
-            problems += check_result(short, out, args, label, roles.get(arg))
+            problems += check_result(qualname, out, args, label, roles.get(arg))
         if (list(state.tapes), dict(state.hidden), list(state.stack)) != saved:
             problems.append("left the tape stack / pfor state changed")
             state.tapes[:], state.stack[:] = saved[0], saved[2]
@@ -874,8 +1007,8 @@ def test_every_public_function_is_fuzzed():
         args, varargs, roles = base_call(q, fn)   # LookupError names a missing role
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = _call(fn, args, varargs, q.rsplit(".", 1)[-1])
-        assert not check_result(q.rsplit(".", 1)[-1], out, args, "valid", None), q
+            out = _call(fn, args, varargs, q)
+        assert not check_result(q, out, args, "valid", None), q
 
 
 @pytest.mark.parametrize("qualname", IDS)

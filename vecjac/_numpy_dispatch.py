@@ -197,13 +197,43 @@ checks that this copy is current; regenerate with
 | `np.vecdot` | `vj.reduce_sum(x * y, axis=-1)` |
 | `np.vsplit` | `vj.split along axis 0` |
 | `np.where` | `vj.where` |
+| `scipy.special.beta` | `vj.scipy.special.beta` |
+| `scipy.special.betainc` | `vj.scipy.special.betainc` |
+| `scipy.special.betaln` | `vj.scipy.special.betaln` |
+| `scipy.special.digamma`, `scipy.special.psi` | `vj.scipy.special.digamma (= psi)` |
+| `scipy.special.entr` | `vj.scipy.special.entr` |
 | `scipy.special.erf` | `vj.erf` |
 | `scipy.special.erfc` | `vj.erfc` |
+| `scipy.special.erfcinv` | `vj.scipy.special.erfcinv` |
+| `scipy.special.erfinv` | `vj.scipy.special.erfinv` |
 | `scipy.special.expit` | `vj.sigmoid` |
+| `scipy.special.gamma` | `vj.scipy.special.gamma` |
+| `scipy.special.gammainc` | `vj.scipy.special.gammainc` |
+| `scipy.special.gammaincc` | `vj.scipy.special.gammaincc` |
+| `scipy.special.gammaln` | `vj.scipy.special.gammaln` |
+| `scipy.special.i0` | `vj.scipy.special.i0` |
+| `scipy.special.i0e` | `vj.scipy.special.i0e` |
+| `scipy.special.i1` | `vj.scipy.special.i1` |
+| `scipy.special.i1e` | `vj.scipy.special.i1e` |
+| `scipy.special.iv` | `vj.scipy.special.iv` |
+| `scipy.special.ive` | `vj.scipy.special.ive` |
+| `scipy.special.j0` | `vj.scipy.special.j0` |
+| `scipy.special.j1` | `vj.scipy.special.j1` |
+| `scipy.special.jv` | `vj.scipy.special.jv` |
+| `scipy.special.kv` | `vj.scipy.special.kv` |
 | `scipy.special.log_expit` | `-vj.nn.softplus(-x)` |
+| `scipy.special.log_ndtr` | `vj.scipy.special.log_ndtr` |
+| `scipy.special.logit` | `vj.scipy.special.logit` |
+| `scipy.special.ndtr` | `vj.scipy.special.ndtr` |
+| `scipy.special.ndtri` | `vj.scipy.special.ndtri` |
+| `scipy.special.rgamma` | `vj.scipy.special.rgamma` |
+| `scipy.special.stdtr` | `vj.scipy.special.stdtr` |
+| `scipy.special.xlog1py` | `vj.scipy.special.xlog1py` |
 | `scipy.special.xlogy` | `vj.xlogy` |
+| `scipy.special.y0` | `vj.scipy.special.y0` |
+| `scipy.special.y1` | `vj.scipy.special.y1` |
+| `scipy.special.yv` | `vj.scipy.special.yv` |
 """
-import sys
 import warnings
 
 import numpy as np
@@ -212,14 +242,12 @@ from . import (_numpy_arrange, _numpy_functions, _numpy_indexing, _numpy_linalg,
                _numpy_math, _numpy_products, _numpy_shapes, _numpy_ufuncs)  # (fill the tables)
 from ._context import is_visible, state, value_read, varies
 from ._errors import NotDifferentiableWarning
+from ._numpy_scipy import scipy_ufunc as _scipy_ufunc
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,
                             _warned, coverage_table, covered_functions)  # noqa: F401
 from ._tensor import Tensor
 from ._variables import Variable
 from .ops import array_ops as _a
-from .ops import math_ops as _m
-from .ops import nn_ops as _nn
-from .ops import special_ops as _s
 
 
 # ndarray <op> Tensor arrives here as np.<ufunc>(ndarray, tensor): answer with the
@@ -229,24 +257,6 @@ _REFLECTED = {np.add: "__radd__", np.subtract: "__rsub__", np.multiply: "__rmul_
               np.remainder: "__rmod__", np.power: "__rpow__", np.matmul: "__rmatmul__",
               np.less: "__gt__", np.less_equal: "__ge__", np.greater: "__lt__",
               np.greater_equal: "__le__", np.equal: "__eq__", np.not_equal: "__ne__"}
-
-# scipy.special ufuncs, matched by identity once SciPy is imported
-_SCIPY_SPECIAL = {"expit": (_nn.sigmoid, "vj.sigmoid"), "erf": (_s.erf, "vj.erf"),
-                  "erfc": (_s.erfc, "vj.erfc"), "xlogy": (_s.xlogy, "vj.xlogy"),
-                  "log_expit": (lambda x: _m.negative(_nn.softplus(_m.negative(x))),
-                                "-vj.nn.softplus(-x)")}
-for _name, (_fn, _target) in _SCIPY_SPECIAL.items():
-    _targets[f"scipy.special.{_name}"] = _target
-
-
-def _scipy_ufunc(ufunc):
-    special = sys.modules.get("scipy.special")
-    entry = _SCIPY_SPECIAL.get(getattr(ufunc, "__name__", None))
-    if special is not None and entry is not None and \
-            getattr(special, ufunc.__name__, None) is ufunc:
-        return entry[0]
-    return None
-
 
 _REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
            np.logical_and: "all", np.logical_or: "any"}

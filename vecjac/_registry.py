@@ -75,6 +75,9 @@ def register(cls):
     op = cls()
     if not op.name:
         raise ValueError(f"Op class {cls.__name__} has no name")
+    if op.name in REGISTRY:  # two blocks under one name: the second would replace the first
+        raise ValueError(f"register: an op named {op.name!r} is already registered "
+                         f"({type(REGISTRY[op.name]).__module__}.{type(REGISTRY[op.name]).__name__})")
     if "gradient" not in _own_attrs(cls) and op.differentiable:
         op.has_gradient = False
     REGISTRY[op.name] = op

@@ -46,15 +46,18 @@ def _attrs(name):
     if required:
         pytest.skip(f"{name}: no sample attrs for {required} (tested in its family)")
     return {}
-# linalg ops reuse `elementwise` for their batch semantics but need square matrices:
-# their own tests cover them
-MATRIX_MODULES = {"vecjac.ops.linalg_ops"}
+# linalg ops reuse `elementwise` / `broadcasting` for their batch semantics but need
+# square matrices: their own tests cover them
+MATRIX_MODULES = {"vecjac.ops.linalg_ops", "vecjac.ops.matrix_function_ops"}
+# three broadcasting inputs: their registry samples cover every stacked combination
+TERNARY = {"SelectV2", "Betainc"}
 
 UNARY = sorted(n for n, op in REGISTRY.items()
                if _uses(op, converters.elementwise) and n != "SelectV2"
                and type(op).__module__ not in MATRIX_MODULES)
 BINARY = sorted(n for n, op in REGISTRY.items()
-                if _uses(op, converters.broadcasting) and n != "SelectV2"
+                if _uses(op, converters.broadcasting) and n not in TERNARY
+                and type(op).__module__ not in MATRIX_MODULES
                 and len(inspect.signature(op.forward).parameters) == 2)  # not MulAdd
 REDUCTIONS = sorted(n for n, op in REGISTRY.items() if _uses(op, converters.reduction))
 

@@ -1,0 +1,172 @@
+"""Multivariate densities of vj.scipy.stats: multivariate_normal and dirichlet.
+
+SciPy's argument handling is kept: x is one point or a stack of points (the last axis
+for multivariate_normal, the first axis for dirichlet), and the result is squeezed as
+SciPy squeezes it (`_squeeze_output`). Like SciPy, invalid parameters and points raise
+ValueError before anything is computed (a covariance that is not positive definite,
+alpha <= 0, x off the simplex). Differentiable in x and in every parameter; for
+multivariate_normal the covariance's derivative is the symmetric one (the density
+reads only cov's lower triangle, as scipy.linalg.cholesky does).
+"""
+import math
+
+import numpy as np
+
+from ..ops.array_ops import concat, reshape, squeeze, transpose
+from ..ops.creation_ops import eye
+from ..ops.linalg_ops import cholesky, diag, diag_part, triangular_solve
+from ..ops.math_ops import logical_or, where
+from ..ops.reduce_ops import reduce_any, reduce_sum
+from ..ops.scipy_special_ops import gammaln, real_operands
+from ..ops.special_ops import xlogy
+from ..ops.unary_ops import exp, is_inf, is_nan, log
+
+__all__ = ["multivariate_normal", "dirichlet"]
+
+_LOG_2PI = math.log(2 * math.pi)
+
+
+def _squeeze_output(out):
+    return squeeze(out) if 1 in out.shape else out
+
+
+class multivariate_normal_gen:
+    """The multivariate normal distribution (scipy.stats.multivariate_normal).
+
+    mean: (d,) (None: zeros); cov: a scalar (times the identity), a (d,) diagonal or a
+    (d, d) positive definite matrix; x: (..., d), or (n,) points when d == 1.
+    logpdf / pdf: shape x.shape[:-1], squeezed. allow_singular is accepted; a singular
+    covariance is not supported (ValueError).
+    """
+    name = "multivariate_normal"
+
+    def _prepare(self, method, x, mean, cov, allow_singular):
+        fn = f"vj.scipy.stats.multivariate_normal.{method}"
+        if not isinstance(allow_singular, (bool, np.bool_)):
+            raise TypeError(f"{fn}: allow_singular must be a bool, got {allow_singular!r}")
+        names = ("x", "cov") if mean is None else ("x", "mean", "cov")
+        args = (x, cov) if mean is None else (x, mean, cov)
+        tensors = real_operands(fn, names, args, cast=False, broadcast=False)
+        x, cov = tensors[0], tensors[-1]
+        if mean is None:
+            dim = cov.shape[0] if cov.ndim >= 2 else 1
+        else:
+            dim = tensors[1].size
+            if tensors[1].ndim != 1 and dim != 1:
+                raise ValueError(f"{fn}: mean must be a vector of length {dim}, got shape "
+                                 f"{tensors[1].shape}")
+        if cov.ndim > 2 or (dim == 1 and cov.size != 1) or (
+                dim > 1 and cov.shape not in ((), (dim,), (dim, dim))):
+            raise ValueError(f"{fn}: cov has shape {cov.shape}; for a distribution of "
+                             f"dimension {dim} it must be a scalar, ({dim},) or ({dim}, {dim})")
+        points = x.shape + (1,) if dim == 1 and x.ndim >= 1 else (1,) if x.ndim == 0 else x.shape
+        if points[-1] != dim:
+            raise ValueError(f"{fn}: x has shape {x.shape}, its last axis must have the "
+                             f"dimension {dim} of the distribution")
+        c = np.asarray(cov._value, np.float64)
+        if not (np.all(c > 0) if cov.ndim < 2 or dim == 1 else _is_positive_definite(c)):
+            raise np.linalg.LinAlgError(
+                f"{fn}: cov must be positive definite" + (
+                    " (singular covariances are not supported)" if allow_singular else ""))
+        x, *params = real_operands(fn, names, args, broadcast=False)
+        cov = params[-1]
+        x = reshape(x, points)
+        if mean is not None:
+            x = x - reshape(params[0], (dim,))
+        if cov.ndim == 0 or dim == 1:
+            cov = reshape(cov, ()) * eye(dim, dtype=x.dtype)
+        elif cov.ndim == 1:
+            cov = diag(cov)
+        return x, cov, dim
+
+    def logpdf(self, x, mean=None, cov=1, allow_singular=False):
+        return self._logpdf("logpdf", x, mean, cov, allow_singular)
+
+    def pdf(self, x, mean=None, cov=1, allow_singular=False):
+        return exp(self._logpdf("pdf", x, mean, cov, allow_singular))
+
+    def _logpdf(self, method, x, mean, cov, allow_singular):
+        dev, cov, dim = self._prepare(method, x, mean, cov, allow_singular)
+        lower = cholesky(cov)
+        points = reshape(dev, (-1, dim))
+        # an infinite coordinate is density 0 (log: -inf), a NaN one NaN; the solve sees
+        # finite points only (inf - inf inside it would give NaN)
+        infinite = reduce_any(is_inf(points), axis=1)
+        undefined = reduce_any(is_nan(points), axis=1)
+        points = where(reshape(logical_or(infinite, undefined), (-1, 1)), 0.0, points)
+        z = triangular_solve(lower, transpose(points))                 # (d, n)
+        maha = reduce_sum(z * z, axis=0)
+        logdet = 2.0 * reduce_sum(log(diag_part(lower)))
+        out = (maha + logdet + dim * _LOG_2PI) * -0.5
+        out = where(undefined, np.nan, where(infinite, -np.inf, out))
+        return _squeeze_output(reshape(out, dev.shape[:-1]))
+
+
+def _is_positive_definite(a):
+    try:
+        np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return False
+    return True
+
+
+class dirichlet_gen:
+    """The Dirichlet distribution (scipy.stats.dirichlet).
+
+    alpha: (k,) positive; x: (k, ...) or (k - 1, ...) points on the simplex along the
+    FIRST axis (the missing last component is 1 - sum). logpdf / pdf: shape x.shape[1:],
+    squeezed.
+    """
+    name = "dirichlet"
+
+    def _prepare(self, method, x, alpha):
+        fn = f"vj.scipy.stats.dirichlet.{method}"
+        x, alpha = real_operands(fn, ("x", "alpha"), (x, alpha), cast=False, broadcast=False)
+        if alpha.ndim != 1:
+            raise ValueError(f"{fn}: alpha must be one dimensional, got shape {alpha.shape}")
+        k = alpha.shape[0]
+        if x.ndim == 0 or x.shape[0] not in (k, k - 1):
+            raise ValueError(f"{fn}: x must have {k} or {k - 1} entries along its first axis "
+                             f"(alpha has shape {alpha.shape}), got shape {x.shape}")
+        if x.size == 0:
+            raise ValueError(f"{fn}: x is empty (shape {x.shape})")
+        if alpha.size and np.min(alpha._value) <= 0:
+            raise ValueError(f"{fn}: all parameters alpha must be greater than 0")
+        # the values, with the loop axes in front where x or alpha varies inside pfor
+        full = np.asarray(x._value, np.float64)
+        lead = full.ndim - x.ndim
+        if x.shape[0] == k - 1:
+            full = np.concatenate([full, 1 - np.sum(full, lead, keepdims=True)], axis=lead)
+        if np.min(full) < 0:
+            raise ValueError(f"{fn}: each entry of x must be greater than or equal to zero")
+        if np.max(full) > 1:
+            raise ValueError(f"{fn}: each entry of x must be smaller than or equal to one")
+        small = alpha._value < 1
+        small = small.reshape(small.shape + (1,) * (x.ndim - 1))  # against x's first axis
+        if np.any((full == 0) & small):
+            raise ValueError(f"{fn}: each entry of x must be greater than zero where its "
+                             "alpha is less than one")
+        sums = np.sum(full, lead)
+        if np.any(np.abs(sums - 1.0) > 1e-9):
+            raise ValueError(f"{fn}: x must lie within the normal simplex (its entries sum "
+                             f"to 1 along the first axis), sums: {sums}")
+        x, alpha = real_operands(fn, ("x", "alpha"), (x, alpha), broadcast=False)
+        if x.shape[0] == k - 1:
+            x = concat([x, 1 - reduce_sum(x, axis=0, keepdims=True)], axis=0)
+        return x, alpha
+
+    def logpdf(self, x, alpha):
+        return self._logpdf("logpdf", x, alpha)
+
+    def pdf(self, x, alpha):
+        return exp(self._logpdf("pdf", x, alpha))
+
+    def _logpdf(self, method, x, alpha):
+        x, alpha = self._prepare(method, x, alpha)
+        log_norm = gammaln(reduce_sum(alpha)) - reduce_sum(gammaln(alpha))
+        a = reshape(alpha - 1, alpha.shape + (1,) * (x.ndim - 1))
+        return _squeeze_output(reduce_sum(xlogy(a, x), axis=0) + log_norm)
+
+
+multivariate_normal = multivariate_normal_gen()
+dirichlet = dirichlet_gen()

@@ -1,0 +1,166 @@
+"""vj.scipy.linalg: differentiable scipy.linalg functions, with SciPy's signatures.
+
+solve_triangular and cho_solve are vj.linalg.triangular_solve with SciPy's conventions
+(1-D right-hand sides, `trans`, `unit_diagonal`, the (c, lower) pair of cho_factor);
+expm, sqrtm and solve_sylvester are ops (vecjac/ops/matrix_function_ops.py). All batch
+over leading axes, take real matrices (ints become float64, float16 float32) and, like
+SciPy, raise ValueError for infinite or NaN entries where SciPy checks them
+(`check_finite`) and numpy.linalg.LinAlgError (a ValueError) for a singular triangle.
+`overwrite_b` is accepted and ignored (Tensors are immutable).
+"""
+import numpy as np
+
+from .._dispatch import apply, to_input
+from .._shapes import as_bool, broadcast_shape
+from .._tensor import Tensor
+from ..ops.array_ops import reshape
+from ..ops.linalg_ops import triangular_solve
+from ..ops.linear_ops import matmul
+from ..ops.math_ops import cast
+from ..ops.matrix_function_ops import MatrixExponential, MatrixSquareRoot, SolveSylvester
+from ..ops.norm_ops import norm
+from ..ops.scipy_special_ops import result_dtype
+
+__all__ = ["solve_triangular", "cho_solve", "expm", "sqrtm", "solve_sylvester"]
+
+
+def _operands(fn, names, args, shapes):
+    """Real Tensors of one float dtype; `shapes` per operand: "square", "matrix" (rank
+    >= 2) or "rhs" (rank >= 1). Everything is checked before anything runs."""
+    tensors = [to_input(a, args, fn, n) for a, n in zip(args, names)]
+    for n, t, kind in zip(names, tensors, shapes):
+        if t.dtype.kind not in "iuf":
+            raise TypeError(f"{fn}: {n} must be a real (int or float) array, got dtype "
+                            f"{t.dtype}")
+        rank = 1 if kind == "rhs" else 2
+        if t.ndim < rank:
+            raise ValueError(f"{fn}: {n} must have rank >= {rank}, got shape {t.shape}")
+        if kind == "square" and t.shape[-1] != t.shape[-2]:
+            raise ValueError(f"{fn}: {n} must be square (last two axes), got shape {t.shape}")
+    dtype = result_dtype([t._value for t in tensors])
+    return tensors, np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _check_finite(fn, names, tensors):
+    for n, t in zip(names, tensors):
+        if not np.all(np.isfinite(t._value)):
+            raise ValueError(f"{fn}: {n} must not contain infs or NaNs (check_finite=True)")
+
+
+def _check_diagonal(fn, c, name):
+    if c.size and np.any(np.diagonal(c._value, axis1=-2, axis2=-1) == 0):
+        raise np.linalg.LinAlgError(f"{fn}: singular matrix (a zero on the diagonal of "
+                                    f"{name})")
+
+
+def _cast(tensors, dtype):
+    return [t if t.dtype == dtype else cast(t, dtype) for t in tensors]
+
+
+def _rhs_as_matrix(fn, a, b):
+    """b as (..., n, k) (a 1-D b is one column), checked against a (..., n, n)."""
+    n = a.shape[-1]
+    vector = b.ndim == 1
+    if b.shape[0 if vector else -2] != n:
+        raise ValueError(f"{fn}: b has shape {b.shape}, its {'length' if vector else 'axis -2'}"
+                         f" must equal the size {n} of a (shape {a.shape})")
+    if not vector:
+        broadcast_shape(fn, a.shape[:-2], b.shape[:-2], names=("a batch", "b batch"))
+    return vector
+
+
+_TRANS = {0: False, "N": False, "n": False, 1: True, "T": True, "t": True, 2: True,
+          "C": True, "c": True}
+
+
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False, overwrite_b=False,
+                     check_finite=True):
+    """x with a x = b (a^T x = b for trans 1 / 'T' or 2 / 'C'), a triangular.
+
+    Only the lower (upper) triangle of a is read; unit_diagonal takes its diagonal as
+    ones. a: (..., n, n); b: (n,) or (..., n, k); output b's shape (batch broadcast).
+    """
+    fn = "vj.scipy.linalg.solve_triangular"
+    (a, b), dtype = _operands(fn, ("a", "b"), (a, b), ("square", "rhs"))
+    vector = _rhs_as_matrix(fn, a, b)
+    if isinstance(trans, (bool, np.bool_)) or not isinstance(trans, (int, str)) or \
+            trans not in _TRANS:
+        raise ValueError(f"{fn}: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
+    lower, unit = as_bool(lower, fn, "lower"), as_bool(unit_diagonal, fn, "unit_diagonal")
+    as_bool(overwrite_b, fn, "overwrite_b")
+    if as_bool(check_finite, fn, "check_finite"):
+        _check_finite(fn, ("a", "b"), (a, b))
+    if not unit:
+        _check_diagonal(fn, a, "a")
+    a, b = _cast((a, b), dtype)
+    if unit:  # the diagonal is not read: it is not differentiated either
+        eye = np.eye(a.shape[-1], dtype=dtype)
+        a = a * Tensor(1 - eye) + Tensor(eye)
+    x = triangular_solve(a, reshape(b, (b.shape[0], 1)) if vector else b, lower=lower,
+                         adjoint=_TRANS[trans])
+    return reshape(x, x.shape[:-1]) if vector else x
+
+
+def cho_solve(c_and_lower, b, overwrite_b=False, check_finite=True):
+    """x with A x = b, given (c, lower) = scipy.linalg.cho_factor(A): A = L L^T with L the
+    lower triangle of c (lower=True) or A = U^T U with U its upper triangle.
+
+    c: (..., n, n); b: (n,) or (..., n, k); output b's shape (batch broadcast).
+    Differentiable in c (its triangle) and b.
+    """
+    fn = "vj.scipy.linalg.cho_solve"
+    if not isinstance(c_and_lower, (tuple, list)) or len(c_and_lower) != 2:
+        raise TypeError(f"{fn}: c_and_lower must be the pair (c, lower) that cho_factor "
+                        f"returns, got {type(c_and_lower).__name__}")
+    c, lower = c_and_lower
+    lower = as_bool(lower, fn, "c_and_lower[1] (lower)")
+    (c, b), dtype = _operands(fn, ("c_and_lower[0] (c)", "b"), (c, b), ("square", "rhs"))
+    vector = _rhs_as_matrix(fn, c, b)
+    as_bool(overwrite_b, fn, "overwrite_b")
+    if as_bool(check_finite, fn, "check_finite"):
+        _check_finite(fn, ("c_and_lower[0] (c)", "b"), (c, b))
+    _check_diagonal(fn, c, "c_and_lower[0] (c)")
+    c, b = _cast((c, b), dtype)
+    rhs = reshape(b, (b.shape[0], 1)) if vector else b
+    # L L^T x = b: L y = b, L^T x = y;  U^T U x = b: U^T y = b, U x = y
+    y = triangular_solve(c, rhs, lower=lower, adjoint=not lower)
+    x = triangular_solve(c, y, lower=lower, adjoint=lower)
+    return reshape(x, x.shape[:-1]) if vector else x
+
+
+def expm(A):
+    """The matrix exponential of each matrix: (..., n, n) -> (..., n, n)."""
+    (a,), dtype = _operands("vj.scipy.linalg.expm", ("A",), (A,), ("square",))
+    return apply(MatrixExponential, *_cast((a,), dtype))
+
+
+def sqrtm(A, disp=True, blocksize=64):
+    """The principal square root X of each matrix (X @ X = A): (..., n, n).
+
+    Real square roots only: ValueError where it is complex (an eigenvalue on the negative
+    real axis). `blocksize` is ignored (deprecated in SciPy). disp=False returns
+    (X, errest) with errest = ||X X - A||_F^2 / ||A||_F, as SciPy documents.
+    """
+    fn = "vj.scipy.linalg.sqrtm"
+    (a,), dtype = _operands(fn, ("A",), (A,), ("square",))
+    disp = as_bool(disp, fn, "disp")
+    (a,) = _cast((a,), dtype)
+    x = apply(MatrixSquareRoot, a)
+    if disp:
+        return x
+    return x, norm(matmul(x, x) - a, axis=[-2, -1]) ** 2 / norm(a, axis=[-2, -1])
+
+
+def solve_sylvester(a, b, q):
+    """X with a X + X b = q: a (..., m, m), b (..., n, n), q (..., m, n) -> (..., m, n)
+    (batch axes broadcast). Differentiable in a, b and q."""
+    fn = "vj.scipy.linalg.solve_sylvester"
+    tensors, dtype = _operands(fn, ("a", "b", "q"), (a, b, q), ("square", "square", "matrix"))
+    a, b, q = tensors
+    if q.shape[-2:] != (a.shape[-1], b.shape[-1]):
+        raise ValueError(f"{fn}: q must have shape (..., {a.shape[-1]}, {b.shape[-1]}) for a "
+                         f"of shape {a.shape} and b of shape {b.shape}, got {q.shape}")
+    broadcast_shape(fn, a.shape[:-2], b.shape[:-2], q.shape[:-2],
+                    names=("a batch", "b batch", "q batch"))
+    _check_finite(fn, ("a", "b", "q"), tensors)
+    return apply(SolveSylvester, *_cast(tensors, dtype))
