@@ -127,7 +127,8 @@ class SparsityTracer(Transform):
         cx = patterns.PatternContext(pats, traced, outs, n)
         rule = op.pattern
         if rule is None:
-            rule = _family_default(op)
+            family = _family_default(op)  # a plain function of the family: bind it
+            rule = None if family is None else family.__get__(op, type(op))
         if rule is None:
             self._warn(op)
             result = patterns.conservative(cx)

@@ -15,6 +15,7 @@ come from scipy.linalg (imported at the first call); the derivatives are vecjac 
 """
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import broadcasting, elementwise
 from .._registry import Op, lib, register
 from .._dispatch import apply
@@ -42,6 +43,7 @@ class MatrixExponential(Op):
                Sample("scipy.linalg.expm", Arg.float(2, 2, 2, lo=-3.0, hi=3.0),
                       tol={"rtol": 1e-4, "atol": 1e-5}))
     converter = elementwise
+    pattern = patterns.batched(2, 2)
 
     def forward(self, a):
         if a.size == 0:
@@ -61,6 +63,7 @@ class MatrixSquareRoot(Op):
     samples = (Sample("scipy.linalg.sqrtm", Arg.spd("n", "n")),
                Sample("scipy.linalg.sqrtm", Arg.square(2, 3, 3)))
     converter = elementwise
+    pattern = patterns.batched(2, 2)
 
     def forward(self, a):
         if a.size == 0:
@@ -92,6 +95,7 @@ class SolveSylvester(Op):
                Sample("scipy.linalg.solve_sylvester", Arg.square(2, 2, 2), Arg.square(3, 3),
                       Arg.float(2, 3)))
     converter = broadcasting  # batch axes broadcast; the matrix axes are the last two
+    pattern = patterns.batched(2, 2, 2, 2)
 
     def forward(self, a, b, q):
         dtype = np.result_type(a, b, q)

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from .. import _pattern_rules as patterns
 from ..vectorize.converters import broadcasting, elementwise
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
@@ -54,6 +55,7 @@ class Special(Op):
     params = ("x",)
     fixed = 0
     converter = elementwise  # n-ary ones: broadcasting
+    pattern = patterns.broadcasting  # element-wise in every input (sparsity tracer)
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
