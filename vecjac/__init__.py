@@ -57,6 +57,7 @@ from ._functional import grad, value_and_grad, vjp, jvp, linearize, hvp  # noqa:
 from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  # noqa: E402
                                     hessian)
 from ._newton import flat_hessian, newton_step  # noqa: F401,E402
+from ._function import TensorSpec, function  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
 
 

@@ -81,10 +81,10 @@ class Transform:
     def visible(self):
         return not state.hidden or self.level not in state.hidden
 
-    def value_read(self, tensor, how):
-        """`tensor`'s value is leaving vecjac (`how`: see value_read below). A transform
-        that follows it may raise or warn (the derivative would be cut there) or record
-        the read (plan capture: a guard). Default: nothing."""
+    def value_read(self, tensor, how, test=None):
+        """`tensor`'s value is leaving vecjac (`how`, `test`: see value_read below). A
+        transform that follows it may raise or warn (the derivative would be cut there)
+        or record the read (plan capture: a guard). Default: nothing."""
 
 
 def hide(level):
@@ -138,9 +138,13 @@ IMPLICIT = frozenset(("__array__", "__float__", "__int__", "__index__", "__compl
 READS = IMPLICIT | {"__bool__", "numpy", "internal"}
 
 
-def value_read(tensor, how):
+def value_read(tensor, how, test=None):
     """Tell every active transform, innermost first, that `tensor`'s value is read by
     Python (`how` in READS). Called by Tensor's conversions; raises what a transform
-    raises (a loop-variant value, a value a functional transform differentiates)."""
+    raises (a loop-variant value, a value a functional transform differentiates).
+
+    `test` (for how="internal": vecjac's own value-dependent choices) is the function
+    of the value (an ndarray) that the choice depends on, e.g. "all finite", so that
+    plan capture re-checks just that at replay; None means the whole value matters."""
     for t in reversed(state.stack):
-        t.value_read(tensor, how)
+        t.value_read(tensor, how, test)

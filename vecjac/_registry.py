@@ -35,6 +35,8 @@ class Op:
     has_gradient = True     # False: a float op whose gradient is not implemented
     samples = ()            # Sample specs: how tests/test_registry.py calls this op
     covered_by = None       # internal op: name of the op whose gradient checks cover it
+    stateful = False        # True: each run may differ (random draws); vj.function replays
+                            # it on every call, never folds or merges it
 
     def forward(self, *arrays, **attrs):
         raise NotImplementedError

@@ -1,0 +1,244 @@
+"""Plan capture for vj.function: record the primitive forwards that one call executes.
+
+`Capture` is an observer on the transform stack (vecjac/_context.py). While the Python
+function runs eagerly, apply() tells it about every forward that runs (`ran`), including
+the forwards of backward passes, pfor converters, JVPs and structured-seed rules;
+Variables tell it about reads and assignments; every value read by Python (Tensor
+conversions, vecjac's own value-dependent choices) reaches `value_read`. Each Tensor it
+meets gets a *slot*:
+- input slots: the Tensors of the arguments;
+- variable reads: `var._value`, read again at replay at the same point of the plan;
+- constants: Tensors it did not see being computed (vj.constant, NumPy arrays converted
+  by ops, seeds built in Python), and the outputs of ops whose inputs are all constants
+  (folded at trace time, unless the op is stateful, like a random draw);
+- computed slots: the outputs of recorded steps. An op repeated on the same slots with
+  the same attributes is recorded once (the forwards are pure functions).
+A value read by Python becomes a guard (slot, test, expected): replay re-evaluates the
+test as soon as the slot is computed and gives up on a mismatch (the caller retraces).
+`finish` turns the record into a Plan (vecjac/_plan.py).
+"""
+import numpy as np
+
+from ._context import Transform, state
+from ._errors import _call_site
+from ._tensor import Tensor
+from ._variables import Variable
+
+# Ops whose outputs (all inputs constant) are not folded above this size: holding a
+# large constant in the plan costs memory for as long as the function lives.
+FOLD_LIMIT = 1 << 24
+
+
+def _exact(v):
+    """The whole value (the default test): shape, dtype and bytes."""
+    v = np.asarray(v)
+    return v.shape, v.dtype.str, v.tobytes()
+
+
+def _float_key(v):
+    return float(v).hex()  # NaN equals NaN, -0.0 differs from 0.0
+
+
+def _complex_key(v):
+    c = complex(v)
+    return c.real.hex(), c.imag.hex()
+
+
+# What Python computed from the value, by conversion (vecjac/_context.py: READS)
+TESTS = {"__bool__": bool, "__float__": _float_key, "__int__": int, "__index__": int,
+         "__complex__": _complex_key, "__array__": _exact, "numpy": _exact,
+         "internal": _exact}
+
+
+class Step:
+    """One step of a captured call. kind: "op" (op.forward on slots), "read" (a
+    Variable's current value), "assign" (var.<method>(slot)), "guard" (test(slot) must
+    equal expected)."""
+
+    __slots__ = ("kind", "op", "ins", "attrs", "outs", "var", "method", "test",
+                 "expected", "how", "site")
+
+    def __init__(self, kind, op=None, ins=(), attrs=None, outs=(), var=None, method=None,
+                 test=None, expected=None, how=None, site=None):
+        self.kind, self.op, self.ins, self.attrs, self.outs = kind, op, ins, attrs, outs
+        self.var, self.method = var, method
+        self.test, self.expected, self.how, self.site = test, expected, how, site
+
+    def __repr__(self):
+        if self.kind == "op":
+            return f"<Step {self.op.name} {list(self.ins)} -> {list(self.outs)}>"
+        return f"<Step {self.kind} {list(self.ins)} -> {list(self.outs)}>"
+
+
+class Capture(Transform):
+    """The recording side of vj.function: see the module docstring. Push it, add the
+    inputs, run the function, `finish(outputs)`."""
+
+    roles = ("observers",)
+
+    def __init__(self):
+        self.slot_of = {}      # id(Tensor) -> slot
+        self.alive = []        # every Tensor met: ids stay unique while tracing
+        self.consts = {}       # slot -> ndarray
+        self.meta = []         # slot -> (shape, dtype)
+        self.steps = []
+        self.inputs = []       # input slots, in argument order
+        self.read_of = {}      # id(Variable) -> (read Tensor, slot) of its latest read
+        self.variables = {}    # Variable tid -> Variable (reads seen)
+        self.seen = {}         # (op, input slots, attrs) -> output slots (merging)
+        self.stateful = False  # a random draw or an assignment was recorded
+
+    # -- slots ------------------------------------------------------------------------------
+    def _new(self, t, mapped=True):
+        slot = len(self.meta)
+        v = t._value
+        self.meta.append((v.shape, v.dtype))
+        if mapped:
+            self.slot_of[id(t)] = slot
+            self.alive.append(t)
+        return slot
+
+    def add_input(self, t):
+        slot = self._new(t)
+        self.inputs.append(slot)
+        return slot
+
+    def _const(self, t):
+        slot = self._new(t)
+        self.consts[slot] = t._value
+        return slot
+
+    def _lookup(self, t):
+        """The slot of a Tensor met before (a loop value: its plain stacked value);
+        None for a Tensor never seen (a constant, for ops) or a structured loop value."""
+        while True:
+            slot = self.slot_of.get(id(t))
+            if slot is not None:
+                return slot
+            if type(t) is Tensor:
+                return None
+            plain = getattr(t, "_plain", None)  # StackedTensor (LazyStacked: materialized)
+            if plain is None:
+                return None
+            t = plain
+
+    def slot(self, t):
+        slot = self._lookup(t)
+        if slot is not None:
+            return slot
+        var = self.variables.get(t._tid)
+        if var is not None and t._value is var._value:  # a read of a known Variable
+            return self._read(var, t)
+        return self._const(t)
+
+    # -- the observer role (vecjac/_dispatch.py: apply) -----------------------------------
+    def ran(self, op, tensors, outputs, attrs):
+        slot = self.slot
+        ins = tuple([slot(t) for t in tensors])
+        key = None
+        if op.stateful:
+            self.stateful = True
+        else:
+            consts = self.consts
+            if all(s in consts for s in ins) and all(
+                    o._value.nbytes <= FOLD_LIMIT for o in outputs):
+                for o in outputs:
+                    self._const(o)
+                return
+            key = _key(op, ins, attrs)
+            if key is not None:
+                outs = self.seen.get(key)
+                if outs is not None:  # the same forward on the same values: merged
+                    for o, s in zip(outputs, outs):
+                        self.slot_of[id(o)] = s
+                        self.alive.append(o)
+                    return
+        outs = tuple([self._new(o) for o in outputs])
+        self.steps.append(Step("op", op, ins, attrs, outs))
+        if key is not None:
+            self.seen[key] = outs
+
+    def variable_read(self, var):
+        """A Variable was read (vecjac/_variables.py: read_value tells its watchers)."""
+        self._read(var, var._read)
+
+    def _read(self, var, t):
+        known = self.read_of.get(id(var))
+        if known is not None and known[0] is t:
+            return known[1]
+        self.variables[var._tid] = var
+        slot = self._new(t)
+        self.read_of[id(var)] = (t, slot)
+        self.steps.append(Step("read", outs=(slot,), var=var))
+        return slot
+
+    def assigned(self, var, method, value):
+        """var.<method>(value) ran (assign, assign_add, assign_sub): a step of the plan."""
+        if isinstance(value, Variable):
+            value = value.read_value()
+        if isinstance(value, Tensor):
+            slot = self.slot(value)
+        else:
+            slot = self._const(Tensor(np.array(value)))
+        self.stateful = True
+        self.read_of.pop(id(var), None)
+        self.steps.append(Step("assign", ins=(slot,), var=var, method=method))
+
+    def value_read(self, tensor, how, test=None):
+        slot = self._lookup(tensor)
+        if slot is None:
+            var = self.variables.get(tensor._tid)
+            if var is None or tensor._value is not var._value:
+                return  # a constant: its value cannot change
+            slot = self._read(var, tensor)
+        if slot in self.consts:
+            return
+        test = test or TESTS[how]
+        file, line, _ = _call_site()
+        self.steps.append(Step("guard", ins=(slot,), test=test,
+                               expected=test(tensor._value), how=how,
+                               site=f"{file}:{line}"))
+
+    def __enter__(self):
+        self._push()
+        state.variable_watchers.append(self.variable_read)
+        return self
+
+    def __exit__(self, *exc):
+        state.variable_watchers.remove(self.variable_read)
+        self._pop()
+        return False
+
+
+def _key(op, ins, attrs):
+    """A hashable key of one forward call, or None when an attribute cannot be keyed."""
+    try:
+        return (op, ins, _freeze(attrs) if attrs else ())
+    except _Unkeyable:
+        return None
+
+
+class _Unkeyable(Exception):
+    pass
+
+
+def _freeze(v):
+    """Attributes as a hashable value that equals exactly when the attributes do."""
+    t = type(v)
+    if t is dict:
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    if t is tuple or t is list:
+        return (t,) + tuple(_freeze(x) for x in v)
+    if t is float or isinstance(v, np.floating):
+        return (t, float(v).hex())
+    if t is np.ndarray:
+        if v.size > 4096:
+            raise _Unkeyable
+        return (t, v.shape, v.dtype.str, v.tobytes())
+    if t is slice:
+        return (t, _freeze(v.start), _freeze(v.stop), _freeze(v.step))
+    try:
+        hash(v)
+    except TypeError:
+        raise _Unkeyable from None
+    return (t, v)

@@ -1,0 +1,239 @@
+"""Plan: the flat program of one traced call (vecjac/_capture.py), and its replay.
+
+A plan is the list of steps the trace recorded, minus those whose results nothing uses
+(stateful steps, assignments and guards always stay), with every guard moved up to just
+after the step that computes its slot: a replay that is going to fail stops early.
+
+Replay runs the steps as one generated Python function: a line per step,
+`s7 = f3(s2, c5, axis=a3_0)`, with the forwards, constants and attributes bound as
+globals, so that a step costs a call of the op's forward and nothing else (no Tensor, no
+validation, no dispatch, no recording). Large intermediates are deleted after their
+last use, as eager execution frees them. A guard that does not hold returns a `Failed`
+marker; the Variables the plan assigns are restored first, so that the caller can run
+the function again from the start.
+
+`run_recorded` replays the same steps through apply() instead, as Tensors, for the
+transforms active at call time (a tape or accumulator outside the function): they see
+the ops exactly as an eager call would show them.
+"""
+import itertools
+import math
+import keyword
+
+import numpy as np
+
+from ._context import value_read
+from ._dispatch import apply
+from ._registry import REGISTRY
+from ._tensor import Tensor
+
+# Intermediates at least this large are deleted after their last use (smaller ones live
+# until the replay returns: a `del` costs more than the memory it would save).
+FREE_BYTES = 1 << 16
+
+_names = itertools.count()
+
+
+class Failed:
+    """What a replay returns when a guard does not hold: the guard's step."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step):
+        self.step = step
+
+
+class Plan:
+    """The replayable program of one trace. `run(arrays)` takes the input values (in
+    the order of capture.inputs) and returns the output values (in the order of
+    `out_slots`) or a Failed marker."""
+
+    def __init__(self, capture, out_slots, name="f"):
+        self.name = name
+        self.inputs = tuple(capture.inputs)
+        self.out_slots = tuple(out_slots)
+        self.steps = _schedule(capture.steps, self.out_slots)
+        used = {s for step in self.steps for s in step.ins} | set(self.out_slots)
+        self.consts = {s: v for s, v in capture.consts.items() if s in used}
+        self.meta = capture.meta
+        self.assigned = tuple({id(s.var): s.var for s in self.steps
+                               if s.kind == "assign"}.values())
+        self.stateful = capture.stateful
+        self.n_ops = sum(s.kind == "op" for s in self.steps)
+        self.guards = [s for s in self.steps if s.kind == "guard"]
+        # one-off ops (custom gradients) carry Python state from the trace: tapes outside
+        # must not record them from a replay
+        self.recordable = all(REGISTRY.get(s.op.name) is s.op
+                              for s in self.steps if s.kind == "op")
+        self._replay = _generate(self)
+
+    def run(self, arrays):
+        saved = [(v, v._value) for v in self.assigned] if self.assigned else None
+        try:
+            out = self._replay(*arrays)
+        except BaseException:
+            if saved:
+                _restore(saved)
+            raise
+        if saved and type(out) is Failed:
+            _restore(saved)
+        return out
+
+    def run_recorded(self, tensors):
+        """The replay as apply() calls on Tensors (see the module docstring): Tensors
+        out, or Failed."""
+        saved = [(v, v._value) for v in self.assigned] if self.assigned else None
+        values = dict(zip(self.inputs, tensors))
+        consts = self.consts
+
+        def get(s):
+            t = values.get(s)
+            if t is None:
+                t = values[s] = Tensor(consts[s])
+            return t
+        try:
+            for step in self.steps:
+                kind = step.kind
+                if kind == "op":
+                    out = apply(step.op, *[get(s) for s in step.ins], **(step.attrs or {}))
+                    values.update(zip(step.outs, out if type(out) is tuple else (out,)))
+                elif kind == "guard":
+                    t = get(step.ins[0])
+                    value_read(t, step.how, step.test)
+                    if step.test(t._value) != step.expected:
+                        if saved:
+                            _restore(saved)
+                        return Failed(step)
+                elif kind == "read":
+                    values[step.outs[0]] = step.var.read_value()
+                else:
+                    getattr(step.var, step.method)(get(step.ins[0]))
+        except BaseException:
+            if saved:
+                _restore(saved)
+            raise
+        return [get(s) for s in self.out_slots]
+
+    def describe(self):
+        """The generated replay function's source (for debugging)."""
+        return self._replay.__source__
+
+
+def _restore(saved):
+    for var, value in saved:
+        var._value = value
+        var._read = None
+
+
+def _schedule(steps, out_slots):
+    """The steps that matter, guards moved up to just after the step computing their
+    slot (guards on inputs first)."""
+    needed = set(out_slots)
+    kept = []
+    for step in reversed(steps):
+        kind = step.kind
+        if kind == "op" and not step.op.stateful and not any(o in needed
+                                                              for o in step.outs):
+            continue
+        if kind == "read" and step.outs[0] not in needed:
+            continue
+        kept.append(step)
+        needed.update(step.ins)
+    kept.reverse()
+    producer = {}
+    for k, step in enumerate(kept):
+        for o in step.outs:
+            producer[o] = k
+    front, after = [], {}
+    for step in kept:
+        if step.kind == "guard":
+            k = producer.get(step.ins[0])
+            if k is None:
+                front.append(step)
+            else:
+                after.setdefault(k, []).append(step)
+    order = front
+    for k, step in enumerate(kept):
+        if step.kind != "guard":
+            order.append(step)
+            order.extend(after.get(k, ()))
+    return order
+
+
+def _plain_output(op, meta, outs):
+    """True when the forward is known to return exactly an ndarray (no conversion)."""
+    if len(outs) != 1 or not type(op).__module__.startswith("vecjac."):
+        return False
+    return len(meta[outs[0]][0]) > 0  # a 0-d result may come back as a NumPy scalar
+
+
+def _as_array(x):
+    return x if type(x) is np.ndarray else np.asarray(x)
+
+
+def _generate(plan):
+    """The replay function of `plan` (see the module docstring)."""
+    meta, consts = plan.meta, plan.consts
+    ns = {"Failed": Failed, "_a": _as_array}
+    for s, v in consts.items():
+        ns[f"c{s}"] = v
+
+    def name(s):
+        return f"c{s}" if s in consts else f"s{s}"
+    last = {}
+    for k, step in enumerate(plan.steps):
+        for s in step.ins:
+            last[s] = k
+    keep = set(plan.out_slots) | set(plan.inputs) | set(consts)
+
+    def big(s):
+        shape, dtype = meta[s]
+        return math.prod(shape) * dtype.itemsize >= FREE_BYTES
+    lines = [f"def replay({', '.join(name(s) for s in plan.inputs)}):"]
+    for k, step in enumerate(plan.steps):
+        kind = step.kind
+        if kind == "op":
+            ns[f"f{k}"] = step.op.forward
+            args = [name(s) for s in step.ins]
+            for j, (key, v) in enumerate((step.attrs or {}).items()):
+                ns[f"a{k}_{j}"] = v
+                if key.isidentifier() and not keyword.iskeyword(key):
+                    args.append(f"{key}=a{k}_{j}")
+                else:
+                    ns.setdefault(f"A{k}", {})[key] = v
+            if f"A{k}" in ns:
+                args.append(f"**A{k}")
+            call = f"f{k}({', '.join(args)})"
+            outs = [name(s) for s in step.outs]
+            if _plain_output(step.op, meta, step.outs):
+                lines.append(f"    {outs[0]} = {call}")
+            elif len(outs) == 1:
+                lines.append(f"    {outs[0]} = _a({call})")
+            else:
+                lines.append(f"    {', '.join(outs)}, = {call}")
+                lines.extend(f"    {o} = _a({o})" for o in outs)
+            dead = [s for s in step.outs if s not in last and s not in keep and big(s)]
+        elif kind == "guard":
+            ns[f"t{k}"], ns[f"e{k}"], ns[f"g{k}"] = step.test, step.expected, step
+            lines.append(f"    if t{k}({name(step.ins[0])}) != e{k}:")
+            lines.append(f"        return Failed(g{k})")
+            dead = []
+        elif kind == "read":
+            ns[f"v{k}"] = step.var
+            lines.append(f"    {name(step.outs[0])} = v{k}._value")
+            dead = []
+        else:
+            ns[f"v{k}"] = step.var
+            lines.append(f"    v{k}.{step.method}({name(step.ins[0])})")
+            dead = []
+        dead += [s for s in step.ins if last.get(s) == k and s not in keep and big(s)]
+        if dead:
+            lines.append(f"    del {', '.join(name(s) for s in dict.fromkeys(dead))}")
+    lines.append(f"    return ({''.join(name(s) + ', ' for s in plan.out_slots)})")
+    source = "\n".join(lines) + "\n"
+    filename = f"<vj.function {plan.name} #{next(_names)}>"
+    exec(compile(source, filename, "exec"), ns)
+    replay = ns["replay"]
+    replay.__source__ = source
+    return replay
+
