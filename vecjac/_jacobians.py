@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from . import nest
+from ._context import value_read
 from ._dispatch import apply
 from ._registry import lib
 from ._tensor import Tensor
@@ -77,6 +78,11 @@ def _probe_weights(n, one_column):
         w = rng.uniform(0.5, 1.5, size=n)
     w.flags.writeable = False
     return w
+
+
+def _leaks(n, rows):
+    """Whether the probe row n of batch_jacobian reached examples other than 0."""
+    return bool(np.any(np.abs(rows[n, 1:]) > 0))
 
 
 class JacobianMixin:
@@ -176,8 +182,8 @@ class JacobianMixin:
         if rows is None:
             return lib.zeros(out_shape, dtype=target.dtype)
         if probe:
-            leak = rows._value[n, 1:]
-            if np.any(np.abs(leak) > 0):
+            value_read(rows, "internal", functools.partial(_leaks, n))
+            if _leaks(n, rows._value):
                 warnings.warn(
                     "batch_jacobian: examples in the batch are not independent (the target "
                     "of example 0 depends on the source of other examples, e.g. through "

@@ -159,7 +159,7 @@ import warnings
 import numpy as np
 
 from . import _numpy_functions, _numpy_linalg, _numpy_ufuncs  # noqa: F401  (fill the tables)
-from ._context import is_visible, state
+from ._context import is_visible, state, value_read
 from ._errors import NotDifferentiableWarning
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,
                             _warned, coverage_table, covered_functions)  # noqa: F401
@@ -281,6 +281,7 @@ def _plain(x, info):
                             "write it with vecjac ops")
         if x.dtype.kind in "fc":
             info["floating"].append(x)
+        value_read(x, "internal")  # the NumPy function's result is a plain value
         return x._value
     if type(x) in (list, tuple):
         return type(x)(_plain(v, info) for v in x)
