@@ -197,7 +197,7 @@ class Function:
         if instance is not None:
             args = (instance,) + args
         leaves = []
-        key = _key(args, kwargs, leaves)
+        key = _key(args, kwargs, leaves, f"function({self._name})")
         st = state
         if st.stack or st.variable_watchers:
             return self._under_transforms(key, args, kwargs, leaves)
@@ -208,10 +208,8 @@ class Function:
             for k, plan in enumerate(plans):
                 try:
                     out = plan.run(arrays)
-                except Exception:  # noqa: BLE001  the eager call raises it (or not)
-                    if plan.assigned:
-                        raise
-                    break
+                except Exception:  # noqa: BLE001  (assignments undone) the eager call
+                    break          # raises it, as eager execution would
                 if type(out) is not Failed:
                     if k:
                         with self._lock:
@@ -321,15 +319,8 @@ class Function:
         if len(args) != len(specs):
             raise TypeError(f"{what}: the input_signature has {len(specs)} argument"
                             f"{'s' * (len(specs) != 1)}, the call gives {len(args)}")
-        checked = []
-        for k, (spec, arg) in enumerate(zip(specs, args)):
-            if not _same_structure(spec, arg):
-                raise TypeError(f"{what}: argument {k} does not have the structure of its "
-                                f"input_signature entry {spec!r}")
-            leaves = [_conform(s, x, f"{what}: argument {k}")
-                      for s, x in zip(nest.flatten(spec), nest.flatten(arg))]
-            checked.append(nest.pack_sequence_as(spec, leaves))
-        return tuple(checked), {}
+        return tuple([_conform(spec, arg, f"{what}: argument {k}")
+                      for k, (spec, arg) in enumerate(zip(specs, args))]), {}
 
 
 _READ_NAMES = {"__bool__": "a truth test (if, while, and, or)", "__float__": "float()",
@@ -338,31 +329,35 @@ _READ_NAMES = {"__bool__": "a truth test (if, while, and, or)", "__float__": "fl
                "internal": "a value-dependent choice of vecjac"}
 
 
-def _same_structure(spec, x):
-    if isinstance(spec, (list, tuple)):
-        return isinstance(x, (list, tuple)) and len(x) == len(spec) and all(
-            _same_structure(s, v) for s, v in zip(spec, x))
-    if isinstance(spec, dict):
-        return isinstance(x, dict) and sorted(x, key=repr) == sorted(spec, key=repr) and \
-            all(_same_structure(spec[k], x[k]) for k in spec)
-    return not isinstance(x, (list, tuple, dict))
-
-
 def _conform(spec, x, what):
-    """`x` as a Tensor matching `spec`, or a clear error."""
+    """`x` (a nest) with each leaf a Tensor matching its TensorSpec in `spec`; TypeError
+    or ValueError naming the argument and its input_signature entry otherwise."""
+    if isinstance(spec, (list, tuple, dict)):
+        keys = sorted(spec, key=repr) if isinstance(spec, dict) else range(len(spec))
+        if not (isinstance(x, dict) if isinstance(spec, dict) else
+                isinstance(x, (list, tuple))) or len(x) != len(spec) or (
+                isinstance(spec, dict) and sorted(x, key=repr) != list(keys)):
+            raise TypeError(f"{what} does not have the structure of its input_signature "
+                            f"entry {spec!r}")
+        leaves = {k: _conform(spec[k], x[k], what) for k in keys}
+        if isinstance(spec, dict):
+            return {k: leaves[k] for k in x}
+        return type(x)(leaves[k] for k in keys) if not hasattr(x, "_fields") else \
+            type(x)(*[leaves[k] for k in keys])
+    expected = f"its input_signature entry {spec!r}"
     if isinstance(x, Variable):
         x = x.read_value()
     if isinstance(x, Tensor):
         if x.dtype != spec.dtype:
-            raise TypeError(f"{what}: expected {spec!r}, got a Tensor of dtype {x.dtype}")
+            raise TypeError(f"{what} does not match {expected}: got a Tensor of dtype "
+                            f"{x.dtype}")
     else:
         try:
             x = convert_to_tensor(x, dtype=spec.dtype, name=what)
         except (TypeError, ValueError) as e:
-            raise TypeError(f"{what}: expected {spec!r}, got {type(x).__name__} ({e})") \
-                from None
+            raise TypeError(f"{what} does not match {expected}: {e}") from None
     if not spec._shape_fits(x.shape):
-        raise ValueError(f"{what}: expected {spec!r}, got shape {x.shape}")
+        raise ValueError(f"{what} does not match {expected}: got shape {x.shape}")
     return x
 
 
@@ -389,7 +384,9 @@ def _leaf_key(x, leaves):
     t = type(x)
     if t is Variable:
         return t, _Identity(x)
-    if t is np.ndarray and x.dtype.kind in "biufc":
+    if t is np.ndarray:
+        if x.dtype.kind not in "biufc":
+            raise _NotNumeric(x.dtype)
         leaves.append(x)
         return x.shape, x.dtype
     if t is float:
@@ -405,11 +402,27 @@ def _leaf_key(x, leaves):
     return t, x
 
 
-def _key(args, kwargs, leaves):
-    key = tuple([_leaf_key(a, leaves) for a in args])
+class _NotNumeric(Exception):
+    pass
+
+
+def _key(args, kwargs, leaves, what):
+    """The input signature of a call (see the module docstring); the tensor leaves of
+    the arguments are appended to `leaves`, in order."""
+    labels = [f"argument {k}" for k in range(len(args))] + [f"argument {k!r}"
+                                                            for k in sorted(kwargs)]
+    values = list(args) + [kwargs[k] for k in sorted(kwargs)]
+    key = []
+    for label, value in zip(labels, values):
+        try:
+            key.append(_leaf_key(value, leaves))
+        except _NotNumeric as e:
+            raise TypeError(f"{what}: {label} holds a NumPy array of dtype {e.args[0]}; "
+                            "arrays become Tensors, which hold numeric data (bool, int, "
+                            "float or complex)") from None
     if kwargs:
-        key += tuple([(k, _leaf_key(kwargs[k], leaves)) for k in sorted(kwargs)])
-    return key
+        key.append(tuple(sorted(kwargs)))
+    return tuple(key)
 
 
 def _rebuild(x, it):

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import nest
+from ._context import state
 from ._dispatch import convert_to_tensor
 from ._fn_args import strict
 from ._tape import GradientTape
@@ -21,6 +22,10 @@ from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients
 from ._variables import Variable
 from .ops.array_ops import concat, reshape
+from .ops.creation_ops import eye
+from .ops.linalg_ops import solve
+from .ops.math_ops import add, multiply
+from .ops.norm_ops import norm
 
 __all__ = ["flat_hessian", "newton_step", "Unflatten", "FlatHessian", "NewtonStep",
            "CG_THRESHOLD"]
@@ -84,7 +89,8 @@ class FlatHessian(NamedTuple):
 
 
 class NewtonStep(NamedTuple):
-    """What `newton_step` returns (Python numbers, for logging)."""
+    """What `newton_step` returns (Python numbers, for logging; 0-d Tensors while a
+    vj.function traces, so that the replay reports each call's values)."""
     loss: float          # loss before the step
     grad_norm: float     # ||g|| before the step
     step_norm: float     # ||d||, the step subtracted from the variables
@@ -229,25 +235,30 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     if method == "auto":
         method = "solve" if n <= CG_THRESHOLD else "cg"
     loss, g, outer = _record_gradient(loss_fn, leaves, what)
-    g_np = g.numpy().astype(unflatten.dtype)
-    iterations = 0
     if method == "solve":
-        H = _dense_hessian(outer, g, leaves).numpy()
-        A = H + damping * np.eye(n, dtype=H.dtype)
+        # vecjac ops throughout (a LU solve, never an inverse), so that vj.function
+        # replays the whole step
+        H = _dense_hessian(outer, g, leaves)
+        A = add(H, multiply(eye(n, dtype=H.dtype), damping)) if damping else H
         try:
-            d = np.linalg.solve(A, g_np)
+            d = reshape(solve(A, reshape(g, [n, 1])), [n])
         except np.linalg.LinAlgError:
             raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
                              "increase damping") from None
+        iterations = 0
     else:
+        g_np = g.numpy().astype(unflatten.dtype)
+
         def matvec(p):
             hv = outer.gradient(g, leaves, output_gradients=Tensor(p.astype(g_np.dtype)),
                                 unconnected_gradients=_ZERO)
             return unflatten.flatten(hv).numpy() + damping * p
         max_iters = min(n, 200) if cg_max_iters is None else int(cg_max_iters)
-        d, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
-    d = d.astype(unflatten.dtype, copy=False)
+        d_np, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
+        d = Tensor(d_np.astype(unflatten.dtype, copy=False))
     for var, piece in zip(leaves, nest.flatten(unflatten(d))):
         var.assign_sub(piece)
-    return NewtonStep(float(loss.numpy()), float(np.linalg.norm(g_np)),
-                      float(np.linalg.norm(d)), method, iterations)
+    report = [loss, norm(g), norm(d)]
+    if not state.observers:  # Python numbers, except in a trace (see NewtonStep)
+        report = [float(t.numpy()) for t in report]
+    return NewtonStep(*report, method, iterations)
