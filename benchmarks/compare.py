@@ -24,7 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from workloads import all_workloads  # noqa: E402
 from workloads_forward import forward_workloads  # noqa: E402
 
-ORDER = ["vecjac", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
+ORDER = ["vecjac", "vecjac_function", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
          "tf_eager", "tf_function", "autograd"]
 
 

@@ -16,6 +16,7 @@ the function again from the start.
 transforms active at call time (a tape or accumulator outside the function): they see
 the ops exactly as an eager call would show them.
 """
+import functools
 import itertools
 import math
 import keyword
@@ -24,9 +25,13 @@ import numpy as np
 
 from ._context import value_read
 from ._dispatch import apply
+from ._fusion import fuse
 from ._registry import REGISTRY
 from ._tensor import Tensor
 
+# Plans of more steps replay in a loop over the steps instead of generated code: compiling
+# costs about 50 us per step, once; the loop about 0.3 us per step and call.
+COMPILE_STEPS = 4000
 # Intermediates at least this large are deleted after their last use (smaller ones live
 # until the replay returns: a `del` costs more than the memory it would save).
 FREE_BYTES = 1 << 16
@@ -65,7 +70,22 @@ class Plan:
         # must not record them from a replay
         self.recordable = all(REGISTRY.get(s.op.name) is s.op
                               for s in self.steps if s.kind == "op")
-        self._replay = _generate(self)
+        last = {}
+        for k, step in enumerate(self.steps):
+            for s in step.ins:
+                last[s] = k
+        returned = set(self.out_slots)
+
+        def needed_after(k, s):
+            return s in returned or last.get(s, -1) > k
+
+        def generate(steps, ins, outs):
+            if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
+                return _interpreter(steps, ins, outs, self.consts)
+            return _generate(steps, ins, outs, self.consts, self.meta, name)
+        self.fused_steps = fuse(self.steps, self.meta, self.consts, needed_after,
+                                functools.partial(_interpreter, consts=self.consts))
+        self._replay = generate(self.fused_steps, self.inputs, self.out_slots)
 
     def run(self, arrays):
         saved = [(v, v._value) for v in self.assigned] if self.assigned else None
@@ -171,30 +191,80 @@ def _as_array(x):
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _generate(plan):
-    """The replay function of `plan` (see the module docstring)."""
-    meta, consts = plan.meta, plan.consts
-    ns = {"Failed": Failed, "_a": _as_array}
+def _interpreter(steps, inputs, outputs, consts):
+    """The replay of `steps` as a loop (same contract as _generate's function)."""
+    program = []
+    for step in steps:
+        kind = step.kind
+        if kind == "op":
+            fn = step.op.forward
+            if step.attrs:
+                fn = functools.partial(fn, **step.attrs)
+            many = len(step.outs) > 1 or step.op.name == "Fused"
+            program.append((0, fn, step.ins, step.outs if many else step.outs[0]))
+        elif kind == "guard":
+            program.append((1, step.test, step.ins[0], step))
+        elif kind == "read":
+            program.append((2, step.var, None, step.outs[0]))
+        else:
+            program.append((3, getattr(step.var, step.method), step.ins[0], None))
+    size = 1 + max([max(s.ins + s.outs, default=0) for s in steps] + list(inputs)
+                   + list(outputs) + list(consts), default=0)
+    template = [None] * size
     for s, v in consts.items():
-        ns[f"c{s}"] = v
+        template[s] = v
+    ndarray, asarray = np.ndarray, np.asarray
 
-    def name(s):
+    def replay(*arrays):
+        v = template.copy()
+        for s, a in zip(inputs, arrays):
+            v[s] = a
+        for kind, fn, ins, outs in program:
+            if kind == 0:
+                out = fn(*[v[s] for s in ins])
+                if type(outs) is int:
+                    v[outs] = out if type(out) is ndarray else asarray(out)
+                else:
+                    for s, o in zip(outs, out):
+                        v[s] = o if type(o) is ndarray else asarray(o)
+            elif kind == 1:
+                if fn(v[ins]) != outs.expected:
+                    return Failed(outs)
+            elif kind == 2:
+                v[outs] = fn._value
+            else:
+                fn(v[ins])
+        return tuple([v[s] for s in outputs])
+    return replay
+
+
+def _generate(steps, inputs, outputs, consts, meta, name):
+    """The replay function of `steps`: arguments the values of `inputs`, returns the
+    values of `outputs` (a tuple), or a Failed marker (see the module docstring)."""
+    ns = {"Failed": Failed, "_a": _as_array}
+    used = {s for step in steps for s in step.ins} | set(outputs)
+    for s, v in consts.items():
+        if s in used:
+            ns[f"c{s}"] = v
+
+    def slot(s):
         return f"c{s}" if s in consts else f"s{s}"
     last = {}
-    for k, step in enumerate(plan.steps):
+    for k, step in enumerate(steps):
         for s in step.ins:
             last[s] = k
-    keep = set(plan.out_slots) | set(plan.inputs) | set(consts)
+    keep = set(outputs) | set(inputs) | set(consts)
 
     def big(s):
         shape, dtype = meta[s]
         return math.prod(shape) * dtype.itemsize >= FREE_BYTES
-    lines = [f"def replay({', '.join(name(s) for s in plan.inputs)}):"]
-    for k, step in enumerate(plan.steps):
+    lines = [f"def replay({', '.join(slot(s) for s in inputs)}):"]
+    for k, step in enumerate(steps):
         kind = step.kind
+        dead = []
         if kind == "op":
             ns[f"f{k}"] = step.op.forward
-            args = [name(s) for s in step.ins]
+            args = [slot(s) for s in step.ins]
             for j, (key, v) in enumerate((step.attrs or {}).items()):
                 ns[f"a{k}_{j}"] = v
                 if key.isidentifier() and not keyword.iskeyword(key):
@@ -204,8 +274,10 @@ def _generate(plan):
             if f"A{k}" in ns:
                 args.append(f"**A{k}")
             call = f"f{k}({', '.join(args)})"
-            outs = [name(s) for s in step.outs]
-            if _plain_output(step.op, meta, step.outs):
+            outs = [slot(s) for s in step.outs]
+            if step.op.name == "Fused":  # a tuple of ndarrays
+                lines.append(f"    {', '.join(outs)}, = {call}")
+            elif _plain_output(step.op, meta, step.outs):
                 lines.append(f"    {outs[0]} = {call}")
             elif len(outs) == 1:
                 lines.append(f"    {outs[0]} = _a({call})")
@@ -215,25 +287,21 @@ def _generate(plan):
             dead = [s for s in step.outs if s not in last and s not in keep and big(s)]
         elif kind == "guard":
             ns[f"t{k}"], ns[f"e{k}"], ns[f"g{k}"] = step.test, step.expected, step
-            lines.append(f"    if t{k}({name(step.ins[0])}) != e{k}:")
+            lines.append(f"    if t{k}({slot(step.ins[0])}) != e{k}:")
             lines.append(f"        return Failed(g{k})")
-            dead = []
         elif kind == "read":
             ns[f"v{k}"] = step.var
-            lines.append(f"    {name(step.outs[0])} = v{k}._value")
-            dead = []
+            lines.append(f"    {slot(step.outs[0])} = v{k}._value")
         else:
             ns[f"v{k}"] = step.var
-            lines.append(f"    v{k}.{step.method}({name(step.ins[0])})")
-            dead = []
+            lines.append(f"    v{k}.{step.method}({slot(step.ins[0])})")
         dead += [s for s in step.ins if last.get(s) == k and s not in keep and big(s)]
         if dead:
-            lines.append(f"    del {', '.join(name(s) for s in dict.fromkeys(dead))}")
-    lines.append(f"    return ({''.join(name(s) + ', ' for s in plan.out_slots)})")
+            lines.append(f"    del {', '.join(slot(s) for s in dict.fromkeys(dead))}")
+    lines.append(f"    return ({''.join(slot(s) + ', ' for s in outputs)})")
     source = "\n".join(lines) + "\n"
-    filename = f"<vj.function {plan.name} #{next(_names)}>"
+    filename = f"<vj.function {name} #{next(_names)}>"
     exec(compile(source, filename, "exec"), ns)
     replay = ns["replay"]
     replay.__source__ = source
     return replay
-
