@@ -21,6 +21,7 @@ import numpy as np
 
 from ._context import Transform, state
 from ._errors import _call_site
+from ._registry import lib
 from ._tensor import Tensor
 from ._variables import Variable
 
@@ -140,10 +141,12 @@ class Capture(Transform):
             self.stateful = True
         else:
             consts = self.consts
-            if all(s in consts for s in ins) and all(
+            if (op.shape_only or all(s in consts for s in ins)) and all(
                     o._value.nbytes <= FOLD_LIMIT for o in outputs):
                 for o in outputs:
                     self._const(o)
+                return
+            if op is lib.Select and ins[0] in consts and self._select(ins, outputs[0]):
                 return
             key = _key(op, ins, attrs)
             if key is not None:
@@ -157,6 +160,24 @@ class Capture(Transform):
         self.steps.append(Step("op", op, ins, attrs, outs))
         if key is not None:
             self.seen[key] = outs
+
+    def _select(self, ins, out):
+        """where(c, x, y) with a constant c true (false) everywhere is x (y), when that
+        has the output's shape and dtype: the output is that slot, with no step (Pow's
+        gradient selects on `exponent == 0` with a constant exponent)."""
+        c = self.consts[ins[0]]
+        if c.size and c.all():
+            pick = ins[1]
+        elif not c.any():
+            pick = ins[2]
+        else:
+            return False
+        v = out._value
+        if self.meta[pick] != (v.shape, v.dtype):
+            return False
+        self.slot_of[id(out)] = pick
+        self.alive.append(out)
+        return True
 
     def variable_read(self, var):
         """A Variable was read (vecjac/_variables.py: read_value tells its watchers)."""

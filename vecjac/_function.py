@@ -247,6 +247,7 @@ class Function:
                     layout.append(None)
         plan = Plan(capture, out_slots, self._name)
         plan.structure, plan.layout, plan.flat = result, layout, flat
+        plan.single = layout == [0] and not isinstance(result, (list, tuple, dict))
         with self._lock:
             entry.plans.insert(0, plan)
             self._traces += 1
@@ -409,20 +410,22 @@ class _NotNumeric(Exception):
 def _key(args, kwargs, leaves, what):
     """The input signature of a call (see the module docstring); the tensor leaves of
     the arguments are appended to `leaves`, in order."""
-    labels = [f"argument {k}" for k in range(len(args))] + [f"argument {k!r}"
-                                                            for k in sorted(kwargs)]
-    values = list(args) + [kwargs[k] for k in sorted(kwargs)]
-    key = []
-    for label, value in zip(labels, values):
+    try:
+        key = tuple([_leaf_key(a, leaves) for a in args])
+        if kwargs:
+            names = tuple(sorted(kwargs))
+            key += tuple([_leaf_key(kwargs[k], leaves) for k in names]) + (names,)
+        return key
+    except _NotNumeric:
+        pass
+    for label, value in [(f"argument {k}", a) for k, a in enumerate(args)] + [
+            (f"argument {k!r}", kwargs[k]) for k in sorted(kwargs)]:
         try:
-            key.append(_leaf_key(value, leaves))
+            _leaf_key(value, [])
         except _NotNumeric as e:
             raise TypeError(f"{what}: {label} holds a NumPy array of dtype {e.args[0]}; "
                             "arrays become Tensors, which hold numeric data (bool, int, "
                             "float or complex)") from None
-    if kwargs:
-        key.append(tuple(sorted(kwargs)))
-    return tuple(key)
 
 
 def _rebuild(x, it):
@@ -459,10 +462,8 @@ def _capture_input(capture, x):
 def _pack(plan, out, wrap=True):
     """The function's result from a replay: the traced structure with its Tensors
     replaced by the replayed values (Python leaves as traced)."""
-    layout = plan.layout
-    if len(layout) == 1 and layout[0] == 0 and not isinstance(plan.structure,
-                                                              (list, tuple, dict)):
+    if plan.single:
         return Tensor(out[0]) if wrap else out[0]
     flat = [x if k is None else (Tensor(out[k]) if wrap else out[k])
-            for x, k in zip(plan.flat, layout)]
+            for x, k in zip(plan.flat, plan.layout)]
     return nest.pack_sequence_as(plan.structure, flat)
