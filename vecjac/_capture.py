@@ -11,8 +11,7 @@ meets gets a *slot*:
 - constants: Tensors it did not see being computed (vj.constant, NumPy arrays converted
   by ops, seeds built in Python), and the outputs of ops whose inputs are all constants
   (folded at trace time, unless the op is stateful, like a random draw);
-- computed slots: the outputs of recorded steps. An op repeated on the same slots with
-  the same attributes is recorded once (the forwards are pure functions).
+- computed slots: the outputs of recorded steps.
 A value read by Python becomes a guard (slot, test, expected): replay re-evaluates the
 test as soon as the slot is computed and gives up on a mismatch (the caller retraces).
 `finish` turns the record into a Plan (vecjac/_plan.py).
@@ -86,7 +85,6 @@ class Capture(Transform):
         self.inputs = []       # input slots, in argument order
         self.read_of = {}      # id(Variable) -> (read Tensor, slot) of its latest read
         self.variables = {}    # Variable tid -> Variable (reads seen)
-        self.seen = {}         # (op, input slots, attrs) -> output slots (merging)
         self.stateful = False  # a random draw or an assignment was recorded
 
     # -- slots ------------------------------------------------------------------------------
@@ -136,7 +134,6 @@ class Capture(Transform):
     def ran(self, op, tensors, outputs, attrs):
         slot = self.slot
         ins = tuple([slot(t) for t in tensors])
-        key = None
         if op.stateful:
             self.stateful = True
         else:
@@ -148,18 +145,8 @@ class Capture(Transform):
                 return
             if op is lib.Select and ins[0] in consts and self._select(ins, outputs[0]):
                 return
-            key = _key(op, ins, attrs)
-            if key is not None:
-                outs = self.seen.get(key)
-                if outs is not None:  # the same forward on the same values: merged
-                    for o, s in zip(outputs, outs):
-                        self.slot_of[id(o)] = s
-                        self.alive.append(o)
-                    return
         outs = tuple([self._new(o) for o in outputs])
         self.steps.append(Step("op", op, ins, attrs, outs))
-        if key is not None:
-            self.seen[key] = outs
 
     def _select(self, ins, out):
         """where(c, x, y) with a constant c true (false) everywhere is x (y), when that
@@ -229,37 +216,3 @@ class Capture(Transform):
         state.variable_watchers.remove(self.variable_read)
         self._pop()
         return False
-
-
-def _key(op, ins, attrs):
-    """A hashable key of one forward call, or None when an attribute cannot be keyed."""
-    try:
-        return (op, ins, _freeze(attrs) if attrs else ())
-    except _Unkeyable:
-        return None
-
-
-class _Unkeyable(Exception):
-    pass
-
-
-def _freeze(v):
-    """Attributes as a hashable value that equals exactly when the attributes do."""
-    t = type(v)
-    if t is dict:
-        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
-    if t is tuple or t is list:
-        return (t,) + tuple(_freeze(x) for x in v)
-    if t is float or isinstance(v, np.floating):
-        return (t, float(v).hex())
-    if t is np.ndarray:
-        if v.size > 4096:
-            raise _Unkeyable
-        return (t, v.shape, v.dtype.str, v.tobytes())
-    if t is slice:
-        return (t, _freeze(v.start), _freeze(v.stop), _freeze(v.step))
-    try:
-        hash(v)
-    except TypeError:
-        raise _Unkeyable from None
-    return (t, v)

@@ -41,6 +41,7 @@ from . import nest
 from ._capture import Capture
 from ._context import state
 from ._dispatch import convert_to_tensor
+from ._fn_args import arg_label
 from ._plan import Failed, Plan
 from ._shapes import as_dtype
 from ._tensor import Tensor
@@ -175,6 +176,9 @@ class Function:
     def input_signature(self):
         return self._input_signature
 
+    def _label(self, k):
+        return arg_label(self._python_function, k)
+
     def experimental_get_tracing_count(self):
         """How many times the Python function was traced."""
         return self._traces
@@ -197,7 +201,7 @@ class Function:
         if instance is not None:
             args = (instance,) + args
         leaves = []
-        key = _key(args, kwargs, leaves, f"function({self._name})")
+        key = _key(args, kwargs, leaves, f"function({self._name})", self._label)
         st = state
         if st.stack or st.variable_watchers:
             return self._under_transforms(key, args, kwargs, leaves)
@@ -320,7 +324,8 @@ class Function:
         if len(args) != len(specs):
             raise TypeError(f"{what}: the input_signature has {len(specs)} argument"
                             f"{'s' * (len(specs) != 1)}, the call gives {len(args)}")
-        return tuple([_conform(spec, arg, f"{what}: argument {k}")
+        shift = instance is not None  # the method's own arguments follow self
+        return tuple([_conform(spec, arg, f"{what}: {self._label(k + shift)}")
                       for k, (spec, arg) in enumerate(zip(specs, args))]), {}
 
 
@@ -407,7 +412,7 @@ class _NotNumeric(Exception):
     pass
 
 
-def _key(args, kwargs, leaves, what):
+def _key(args, kwargs, leaves, what, label=str):
     """The input signature of a call (see the module docstring); the tensor leaves of
     the arguments are appended to `leaves`, in order."""
     try:
@@ -418,7 +423,7 @@ def _key(args, kwargs, leaves, what):
         return key
     except _NotNumeric:
         pass
-    for label, value in [(f"argument {k}", a) for k, a in enumerate(args)] + [
+    for label, value in [(label(k), a) for k, a in enumerate(args)] + [
             (f"argument {k!r}", kwargs[k]) for k in sorted(kwargs)]:
         try:
             _leaf_key(value, [])
