@@ -484,3 +484,21 @@ def test_fused_segments_keep_ieee_results_and_split_at_guards():
     segments = [s.op.forward for plan in next(iter(g._entries.values())).plans
                 for s in plan.fused_steps if s.kind == "op" and s.op.name == "Fused"]
     assert len(segments) == 4 and all(s.calls > 3 for s in segments)
+
+
+def test_large_temporaries_are_reused_only_when_no_view_of_them_lives_on():
+    def f(x):
+        a = vj.exp(x)                   # a fresh array ...
+        view = vj.transpose(a)          # ... that a live view shares
+        b = a * 2.0                     # a is dead here, its memory is not
+        c = vj.tanh(b) - 1.0            # b and then c can be written in place
+        flat = vj.reshape(c, [-1])
+        return vj.reshape(flat * flat, x.shape) + view, c
+    g = vj.function(f)
+    for _ in range(3):
+        x = vj.constant(RNG.standard_normal((200, 200)) * 0.1)
+        for got, want in zip(g(x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    plan = next(iter(g._entries.values())).plans[0]
+    into = [(s.op.name, s.into is not None) for s in plan.steps if s.kind == "op"]
+    assert ("Mul", False) in into and ("Tanh", True) in into and ("Sub", True) in into

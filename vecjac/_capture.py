@@ -56,13 +56,14 @@ class Step:
     equal expected)."""
 
     __slots__ = ("kind", "op", "ins", "attrs", "outs", "var", "method", "test",
-                 "expected", "how", "site")
+                 "expected", "how", "site", "into")
 
     def __init__(self, kind, op=None, ins=(), attrs=None, outs=(), var=None, method=None,
                  test=None, expected=None, how=None, site=None):
         self.kind, self.op, self.ins, self.attrs, self.outs = kind, op, ins, attrs, outs
         self.var, self.method = var, method
         self.test, self.expected, self.how, self.site = test, expected, how, site
+        self.into = None  # an op writing into a dead input's buffer (vecjac/_plan.py)
 
     def __repr__(self):
         if self.kind == "op":
@@ -81,6 +82,8 @@ class Capture(Transform):
         self.alive = []        # every Tensor met: ids stay unique while tracing
         self.consts = {}       # slot -> ndarray
         self.meta = []         # slot -> (shape, dtype)
+        self.roots = []        # slot -> id of the array owning its memory at trace time
+        self.owned = []        # slot -> its value owned its memory (not a view)
         self.steps = []
         self.inputs = []       # input slots, in argument order
         self.read_of = {}      # id(Variable) -> (read Tensor, slot) of its latest read
@@ -92,6 +95,9 @@ class Capture(Transform):
         slot = len(self.meta)
         v = t._value
         self.meta.append((v.shape, v.dtype))
+        base = v.base
+        self.roots.append(id(v if base is None else base))
+        self.owned.append(base is None)
         if mapped:
             self.slot_of[id(t)] = slot
             self.alive.append(t)

@@ -83,6 +83,7 @@ class Plan:
             if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
                 return _interpreter(steps, ins, outs, self.consts)
             return _generate(steps, ins, outs, self.consts, self.meta, name)
+        _in_place(self.steps, capture, last, returned)
         self.fused_steps = fuse(self.steps, self.meta, self.consts, needed_after,
                                 functools.partial(_interpreter, consts=self.consts))
         self._replay = generate(self.fused_steps, self.inputs, self.out_slots)
@@ -180,6 +181,47 @@ def _schedule(steps, out_slots):
     return order
 
 
+# Element-wise ops whose forward is exactly this ufunc (Square: x * x), which may write
+# into a dead input's buffer instead of a fresh array: a large temporary reused while it
+# is in cache (0.09 against 0.15 ms for a 2 MB add), and no allocation.
+_UFUNCS = {"AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide,
+           "Neg": np.negative, "Square": np.multiply, "Exp": np.exp, "Log": np.log,
+           "Sqrt": np.sqrt, "Sin": np.sin, "Cos": np.cos, "Tanh": np.tanh, "Abs": np.abs}
+# ops whose forward always returns a fresh array (never a view, a cached or shared one)
+_FRESH = set(_UFUNCS) | {"MatMul", "Relu", "ReluGrad"}
+
+
+def _in_place(steps, capture, last, returned):
+    """Mark the ufunc steps that can write into an input (step.into): a large input that
+    a fresh-array op computed, that nothing reads afterwards, and whose memory no live
+    view shares (trace-time roots: views share their base's)."""
+    meta, roots, owned = capture.meta, capture.roots, capture.owned
+    sharing, producer = {}, {}
+    for s, root in enumerate(roots):
+        sharing.setdefault(root, []).append(s)
+    for step in steps:
+        for s in step.outs:
+            producer[s] = step
+    for k, step in enumerate(steps):
+        if step.kind != "op" or step.op.name not in _UFUNCS or len(step.outs) != 1 \
+                or not type(step.op).__module__.startswith("vecjac.ops"):
+            continue
+        out = step.outs[0]
+        shape, dtype = meta[out]
+        if math.prod(shape) * dtype.itemsize < FREE_BYTES:
+            continue
+        for s in dict.fromkeys(step.ins):
+            p = producer.get(s)
+            if (p is None or p.kind != "op" or p.op.name not in _FRESH or not owned[s]
+                    or not type(p.op).__module__.startswith("vecjac.ops")
+                    or meta[s] != meta[out] or last.get(s) != k or s in returned):
+                continue
+            if all(t == s or (t not in returned and last.get(t, -1) <= k)
+                   for t in sharing[roots[s]]):
+                step.into = s
+                break
+
+
 def _plain_output(op, meta, outs):
     """True when the forward is known to return exactly an ndarray (no conversion)."""
     if len(outs) != 1 or not type(op).__module__.startswith("vecjac."):
@@ -275,7 +317,12 @@ def _generate(steps, inputs, outputs, consts, meta, name):
                 args.append(f"**A{k}")
             call = f"f{k}({', '.join(args)})"
             outs = [slot(s) for s in step.outs]
-            if step.op.name == "Fused":  # a tuple of ndarrays
+            if step.into is not None:
+                ns[f"u{k}"] = _UFUNCS[step.op.name]
+                operands = args * 2 if step.op.name == "Square" else args
+                lines.append(f"    {outs[0]} = u{k}({', '.join(operands)}, "
+                             f"out={slot(step.into)})")
+            elif step.op.name == "Fused":  # a tuple of ndarrays
                 lines.append(f"    {', '.join(outs)}, = {call}")
             elif _plain_output(step.op, meta, step.outs):
                 lines.append(f"    {outs[0]} = {call}")
