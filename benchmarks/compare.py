@@ -104,12 +104,15 @@ def run(quick=False, only=None, json_path=None, rounds=None):
 def _print_row(row):
     times = row["times"]
     ours = times["vecjac"]["median_s"]
+    traced = times.get("vecjac_function", {}).get("median_s")
     print(f"\n{row['workload']}")
     for name in ORDER:
         if name in times:
             t = times[name]["median_s"]
             ratio = "" if name == "vecjac" else f"  vecjac/{name} = {ours / t:7.3f}"
-            print(f"  {name:<12} {t * 1e3:10.3f} ms{ratio}")
+            if traced and name not in ("vecjac_function",):
+                ratio += f"  vecjac_function/{name} = {traced / t:7.3f}"
+            print(f"  {name:<16} {t * 1e3:10.3f} ms{ratio}")
         elif name in row["errors"]:
             print(f"  {name:<12} error: {row['errors'][name]}")
     sys.stdout.flush()
@@ -132,11 +135,23 @@ def write_markdown(results, path):
             else:
                 cells.append(f"{t['median_s'] * 1e3:.3g} ms ({ours / t['median_s']:.2f})")
         lines.append(f"| {r['workload']} | " + " | ".join(cells) + " |")
+    traced = [r for r in results if "vecjac_function" in r["times"]]
+    peers = [n for n in names if n not in ("vecjac_function",)]
+    flines = ["| workload | " + " | ".join(peers) + " |", "|---" * (len(peers) + 1) + "|"]
+    for r in traced:
+        ours = r["times"]["vecjac_function"]["median_s"]
+        cells = [f"{ours / r['times'][n]['median_s']:.2f}" if n in r["times"] else "-"
+                 for n in peers]
+        flines.append(f"| {r['workload']} | " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("# vecjac against its peers\n\nMedian time per call; in parentheses vecjac / "
                 "system (below 1: vecjac is faster). One process, float64, 2 cores; "
                 "`python benchmarks/compare.py --markdown benchmarks/RESULTS.md`.\n\n")
         f.write("\n".join(lines) + "\n")
+        if traced:
+            f.write("\nvj.function (`vecjac_function`: traced once, replayed) / system, per "
+                    "workload (below 1: vj.function is faster):\n\n")
+            f.write("\n".join(flines) + "\n")
 
 
 def main():

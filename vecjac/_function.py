@@ -250,7 +250,10 @@ class Function:
                 else:
                     layout.append(None)
         plan = Plan(capture, out_slots, self._name)
-        plan.structure, plan.layout, plan.flat = result, layout, flat
+        # the structure and Python leaves of the result (its Tensors are not kept)
+        plan.flat = [None if k is not None else x for x, k in zip(flat, layout)]
+        plan.structure = nest.pack_sequence_as(result, plan.flat)
+        plan.layout = layout
         plan.single = layout == [0] and not isinstance(result, (list, tuple, dict))
         with self._lock:
             entry.plans.insert(0, plan)
