@@ -391,6 +391,10 @@ def test_method_with_input_signature_as_in_the_guide():
         model.call_custom_grad(vj.constant([1.0], vj.float32))
     with pytest.raises(TypeError, match="input_signature"):
         model.call_custom_grad(x, x)
+    assert model.call_custom_grad.experimental_get_tracing_count() == 2  # (2,) and (3,)
+    other = MyModule()
+    other.call_custom_grad(x)  # another instance: another trace
+    assert other.call_custom_grad.experimental_get_tracing_count() == 3
 
 
 def test_input_signature_checks_shapes_and_converts():

@@ -138,14 +138,21 @@ class Capture(Transform):
 
     # -- the observer role (vecjac/_dispatch.py: apply) -----------------------------------
     def ran(self, op, tensors, outputs, attrs):
-        slot = self.slot
-        ins = tuple([slot(t) for t in tensors])
+        get, consts = self.slot_of.get, self.consts
+        ins = tuple([get(id(t)) for t in tensors])
+        if None in ins:
+            ins = tuple([self.slot(t) if s is None else s for s, t in zip(ins, tensors)])
         if op.stateful:
             self.stateful = True
         else:
-            consts = self.consts
-            if (op.shape_only or all(s in consts for s in ins)) and all(
-                    o._value.nbytes <= FOLD_LIMIT for o in outputs):
+            folds = op.shape_only
+            if not folds:
+                for s in ins:
+                    if s not in consts:
+                        break
+                else:
+                    folds = True
+            if folds and all(o._value.nbytes <= FOLD_LIMIT for o in outputs):
                 for o in outputs:
                     self._const(o)
                 return

@@ -189,7 +189,7 @@ class Function:
     def __get__(self, instance, owner=None):
         if instance is None:
             return self
-        return functools.partial(self._call, instance)
+        return _BoundFunction(self, instance)
 
     def __call__(self, *args, **kwargs):
         return self._call(None, *args, **kwargs)
@@ -330,6 +330,24 @@ class Function:
         shift = instance is not None  # the method's own arguments follow self
         return tuple([_conform(spec, arg, f"{what}: {self._label(k + shift)}")
                       for k, (spec, arg) in enumerate(zip(specs, args))]), {}
+
+
+class _BoundFunction:
+    """A vj.function method bound to an instance (traced per instance)."""
+
+    __slots__ = ("function", "instance")
+
+    def __init__(self, function, instance):
+        self.function, self.instance = function, instance
+
+    def __call__(self, *args, **kwargs):
+        return self.function._call(self.instance, *args, **kwargs)
+
+    def experimental_get_tracing_count(self):
+        return self.function.experimental_get_tracing_count()
+
+    def __repr__(self):
+        return f"<bound {self.function!r} of {self.instance!r}>"
 
 
 _READ_NAMES = {"__bool__": "a truth test (if, while, and, or)", "__float__": "float()",
