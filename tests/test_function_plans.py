@@ -76,3 +76,30 @@ def test_large_temporaries_are_reused_only_when_no_view_of_them_lives_on():
     plan = next(iter(g._entries.values())).plans[0]
     into = [(s.op.name, s.into is not None) for s in plan.steps if s.kind == "op"]
     assert ("Mul", False) in into and ("Tanh", True) in into and ("Sub", True) in into
+
+
+def test_chains_over_large_arrays_give_the_eager_bits():
+    """Runs of element-wise ops over one large shape become one compiled loop nest
+    (vecjac/_chains.py): broadcast operands, scalars, small ops interleaved (run first),
+    an intermediate read later, sums over a middle axis (with and without keepdims)."""
+    def f(t, a, b, c):
+        u = t * a + b * t          # (40, 64, 16) with (64, 16) and (16,) operands
+        small = vj.tanh(a) * 2.0   # interleaved small ops, independent of the chain
+        v = -(u / c) * (u - 1.5)
+        w = v * small + u
+        s1 = vj.reduce_sum(w, axis=1)
+        s2 = vj.reduce_sum(w * w, axis=0, keepdims=True)
+        return s1, s2, u, vj.reduce_sum(w)
+    g = vj.function(f)
+    for k in range(5):
+        t = vj.constant(RNG.standard_normal((40, 64, 16)))
+        a, b = vj.constant(RNG.standard_normal((64, 16))), vj.constant(RNG.standard_normal(16))
+        c = vj.constant(np.where(RNG.random((40, 1, 16)) < 0.1, 0.0, 1.0 + k))
+        with np.errstate(all="ignore"):
+            for got, want in zip(g(t, a, b, c), f(t, a, b, c)):
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    plan = next(iter(g._entries.values())).plans[0]
+    chains = [s.op.forward for s in plan.fused_steps
+              if s.kind == "op" and type(s.op).__name__ == "_ChainOp"]
+    assert chains and chains[0].calls == 4 and chains[0]._kernel not in (None, False)
+    assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 2

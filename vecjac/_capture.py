@@ -84,6 +84,7 @@ class Capture(Transform):
         self.meta = []         # slot -> (shape, dtype)
         self.roots = []        # slot -> id of the array owning its memory at trace time
         self.owned = []        # slot -> its value owned its memory (not a view)
+        self.contiguous = []   # slot -> its value was C-contiguous
         self.steps = []
         self.inputs = []       # input slots, in argument order
         self.read_of = {}      # id(Variable) -> (read Tensor, slot) of its latest read
@@ -98,6 +99,7 @@ class Capture(Transform):
         base = v.base
         self.roots.append(id(v if base is None else base))
         self.owned.append(base is None)
+        self.contiguous.append(v.flags.c_contiguous)
         if mapped:
             self.slot_of[id(t)] = slot
             self.alive.append(t)

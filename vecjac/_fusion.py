@@ -197,11 +197,18 @@ class _Builder:
         return True
 
 
-def fuse(steps, meta, consts, needed_after, generate):
+def fuse(steps, meta, consts, returned, generate):
     """`steps` with runs of fusable steps replaced by one "op" step running a Segment.
 
-    needed_after(k, slot): is `slot` used by a step after index k (or returned)?
-    generate(steps, ins, outs): the NumPy replay function of `steps`."""
+    returned: the slots the plan returns; generate(steps, ins, outs): the NumPy replay
+    function of `steps`."""
+    last = {}
+    for k, step in enumerate(steps):
+        for s in step.ins:
+            last[s] = k
+
+    def needed_after(k, s):
+        return s in returned or last.get(s, -1) > k
     out, k = [], 0
     while k < len(steps):
         builder = _Builder(meta, consts)

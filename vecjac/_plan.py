@@ -25,6 +25,7 @@ import numpy as np
 
 from ._context import value_read
 from ._dispatch import apply
+from ._chains import chain
 from ._fusion import fuse
 from ._registry import REGISTRY
 from ._tensor import Tensor
@@ -76,16 +77,15 @@ class Plan:
                 last[s] = k
         returned = set(self.out_slots)
 
-        def needed_after(k, s):
-            return s in returned or last.get(s, -1) > k
-
         def generate(steps, ins, outs):
             if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
                 return _interpreter(steps, ins, outs, self.consts)
             return _generate(steps, ins, outs, self.consts, self.meta, name)
         _in_place(self.steps, capture, last, returned)
-        self.fused_steps = fuse(self.steps, self.meta, self.consts, needed_after,
-                                functools.partial(_interpreter, consts=self.consts))
+        interpret = functools.partial(_interpreter, consts=self.consts)
+        self.fused_steps = fuse(chain(self.steps, self.meta, capture.contiguous, returned,
+                                      interpret),
+                                self.meta, self.consts, returned, interpret)
         self._replay = generate(self.fused_steps, self.inputs, self.out_slots)
 
     def run(self, arrays):
