@@ -81,7 +81,7 @@ CORE = {"vecjac._tensor", "vecjac._context", "vecjac._registry", "vecjac._dispat
         "vecjac._shapes", "vecjac._samples", "vecjac._errors", "vecjac._variables",
         "vecjac.nest", "vecjac._unconnected", "vecjac._progress"}
 TRANSFORMS = {"vecjac._tape", "vecjac._jacobians", "vecjac._forward", "vecjac._gradients",
-              "vecjac._capture", "vecjac._plan"} | \
+              "vecjac._capture", "vecjac._plan", "vecjac._fusion", "vecjac._chains"} | \
     {m for m in GRAPH if m.startswith("vecjac.vectorize")}
 
 
