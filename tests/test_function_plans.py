@@ -103,3 +103,13 @@ def test_chains_over_large_arrays_give_the_eager_bits():
               if s.kind == "op" and type(s.op).__name__ == "_ChainOp"]
     assert chains and chains[0].calls == 4 and chains[0]._kernel not in (None, False)
     assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 2
+
+
+def test_non_contiguous_arguments_replay_as_contiguous_ones():
+    def f(x):
+        return vj.reduce_sum(x * x - x, axis=0)
+    g = vj.function(f)
+    base = RNG.standard_normal((300, 200))
+    for x in (base.T, np.ascontiguousarray(base.T), base.T * 2.0, base[::2, ::2].T):
+        np.testing.assert_array_equal(g(x).numpy(), f(vj.constant(np.ascontiguousarray(x)))
+                                      .numpy())

@@ -207,7 +207,7 @@ class Function:
             return self._under_transforms(key, args, kwargs, leaves)
         entry = self._entries.get(key)
         if entry is not None and entry.plans:
-            arrays = [x._value if isinstance(x, Tensor) else x for x in leaves]
+            arrays = [_contiguous(x._value if isinstance(x, Tensor) else x) for x in leaves]
             plans = entry.plans
             for k, plan in enumerate(plans):
                 try:
@@ -477,10 +477,16 @@ def _tensor_args(args, kwargs, tensors):
     return call_args, call_kwargs
 
 
+def _contiguous(a):
+    """Plans run on C-contiguous inputs: the memory layout of every intermediate, on
+    which NumPy's summation order may depend, is then the same at trace and replay."""
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
+
+
 def _capture_input(capture, x):
     """A fresh Tensor for one input leaf (each leaf its own slot, even when the caller
     passes one Tensor twice), registered with the capture."""
-    t = Tensor(x._value if isinstance(x, Tensor) else x)
+    t = Tensor(_contiguous(x._value if isinstance(x, Tensor) else x))
     capture.add_input(t)
     return t
 
