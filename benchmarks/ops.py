@@ -5,7 +5,7 @@ Prints microseconds per op for tiny inputs (so NumPy's own work is negligible),
 untaped, recorded on a tape and with an active ForwardAccumulator (the primal op plus
 its tangent), next to the raw NumPy call for reference. vj.function rows: a replayed
 plan of 200 primitives, per primitive; "overhead" is that minus the same NumPy calls
-made directly (a chain of tanh and multiply, which stays NumPy calls), and the fused
+made directly (a chain of sin and add, which stays NumPy calls), and the fused
 row is a chain of multiply and add (one compiled segment, vecjac/_fusion.py).
 """
 import subprocess
@@ -23,15 +23,15 @@ def per_call(fn, number=20000):
 
 
 def _function_rows(a, n=100):
-    def chain(x):  # tanh breaks every fusable run: 2n NumPy calls
+    def chain(x):  # sin breaks every fusable run: 2n NumPy calls
         for _ in range(n):
-            x = vj.tanh(x) * 0.5
+            x = vj.sin(x) + 1.0
         return x
 
     def numpy_chain(x):
-        half = np.asarray(0.5)
+        one = np.asarray(1.0)
         for _ in range(n):
-            x = np.tanh(x) * half
+            x = np.sin(x) + one
         return x
 
     def fusable(x):  # 2n multiply/add steps: one fused segment
