@@ -14,7 +14,9 @@ meets gets a *slot*:
 - computed slots: the outputs of recorded steps.
 A value read by Python becomes a guard (slot, test, expected): replay re-evaluates the
 test as soon as the slot is computed and gives up on a mismatch (the caller retraces).
-`finish` turns the record into a Plan (vecjac/_plan.py).
+`Plan(capture, output_slots)` (vecjac/_plan.py) turns the record into a replayable
+program; `where(c, x, y)` on a constant uniform c and shape-only ops (zeros_like) leave
+no step at all.
 """
 import numpy as np
 
@@ -72,8 +74,8 @@ class Step:
 
 
 class Capture(Transform):
-    """The recording side of vj.function: see the module docstring. Push it, add the
-    inputs, run the function, `finish(outputs)`."""
+    """The recording side of vj.function (see the module docstring): enter it, add the
+    inputs, run the function, and map its outputs with `slot`."""
 
     roles = ("observers",)
 
@@ -89,7 +91,6 @@ class Capture(Transform):
         self.inputs = []       # input slots, in argument order
         self.read_of = {}      # id(Variable) -> (read Tensor, slot) of its latest read
         self.variables = {}    # Variable tid -> Variable (reads seen)
-        self.stateful = False  # a random draw or an assignment was recorded
 
     # -- slots ------------------------------------------------------------------------------
     def _new(self, t, mapped=True):
@@ -144,9 +145,7 @@ class Capture(Transform):
         ins = tuple([get(id(t)) for t in tensors])
         if None in ins:
             ins = tuple([self.slot(t) if s is None else s for s, t in zip(ins, tensors)])
-        if op.stateful:
-            self.stateful = True
-        else:
+        if not op.stateful:
             folds = op.shape_only
             if not folds:
                 for s in ins:
@@ -203,7 +202,6 @@ class Capture(Transform):
             slot = self.slot(value)
         else:
             slot = self._const(Tensor(np.array(value)))
-        self.stateful = True
         self.read_of.pop(id(var), None)
         self.steps.append(Step("assign", ins=(slot,), var=var, method=method))
 

@@ -4,11 +4,17 @@ A plan is the list of steps the trace recorded, minus those whose results nothin
 (stateful steps, assignments and guards always stay), with every guard moved up to just
 after the step that computes its slot: a replay that is going to fail stops early.
 
+Before replay: large element-wise temporaries are written into a dead input's buffer
+(`_in_place`), runs of element-wise steps over one large shape become one compiled loop
+nest (vecjac/_chains.py), and runs of small element-wise and layout steps one compiled
+interpreter program (vecjac/_fusion.py); all three give the bits of the NumPy steps.
+
 Replay runs the steps as one generated Python function: a line per step,
 `s7 = f3(s2, c5, axis=a3_0)`, with the forwards, constants and attributes bound as
 globals, so that a step costs a call of the op's forward and nothing else (no Tensor, no
-validation, no dispatch, no recording). Large intermediates are deleted after their
-last use, as eager execution frees them. A guard that does not hold returns a `Failed`
+validation, no dispatch, no recording); very long plans run as a loop over the steps
+instead (compiling would cost more). Large intermediates are deleted after their last
+use, as eager execution frees them. A guard that does not hold returns a `Failed`
 marker; the Variables the plan assigns are restored first, so that the caller can run
 the function again from the start.
 
@@ -64,7 +70,6 @@ class Plan:
         self.meta = capture.meta
         self.assigned = tuple({id(s.var): s.var for s in self.steps
                                if s.kind == "assign"}.values())
-        self.stateful = capture.stateful
         self.n_ops = sum(s.kind == "op" for s in self.steps)
         self.guards = [s for s in self.steps if s.kind == "guard"]
         # one-off ops (custom gradients) carry Python state from the trace: tapes outside
