@@ -5,6 +5,7 @@ calls, to the bit: both optimizations run the same IEEE operations in the same o
 import numpy as np
 
 import vecjac as vj
+from vecjac import _fusion
 
 RNG = np.random.default_rng(5)
 
@@ -101,7 +102,8 @@ def test_chains_over_large_arrays_give_the_eager_bits():
     plan = next(iter(g._entries.values())).plans[0]
     chains = [s.op.forward for s in plan.fused_steps
               if s.kind == "op" and type(s.op).__name__ == "_ChainOp"]
-    assert chains and chains[0].calls == 4 and chains[0]._kernel not in (None, False)
+    assert chains and chains[0].calls == 4
+    assert chains[0]._kernel not in (None, False) or _fusion.numba_module() is None
     assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 2
 
 

@@ -14,12 +14,12 @@ only (+, -, *, /, negation, square), so it gives the bits NumPy gives. It is com
 WARMUP_CALLS + 1st call: until then, and whenever numba is missing or fails, the
 chain's NumPy steps run.
 """
-import importlib
 import itertools
 import math
-import os
 
 import numpy as np
+
+from ._fusion import Compiled, numba_module
 
 MIN_SIZE = 16384     # elements: smaller runs are _fusion's (or not worth a kernel)
 WARMUP_CALLS = 2
@@ -27,20 +27,7 @@ _F64 = np.dtype(np.float64)
 _EXPRESSIONS = {"AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}",
                 "RealDiv": "{0} / {1}", "Neg": "-{0}", "Square": "{0} * {0}",
                 "SquaredDifference": "({0} - {1}) * ({0} - {1})"}
-_state = {"numba": None, "broken": False}
 _names = itertools.count()
-
-
-def _numba():
-    if _state["broken"] or os.environ.get("VECJAC_DISABLE_NUMBA", "") in ("1", "true", "yes"):
-        return None
-    if _state["numba"] is None:
-        try:
-            _state["numba"] = importlib.import_module("numba")
-        except Exception:  # noqa: BLE001  numba missing: NumPy steps it is
-            _state["broken"] = True
-            return None
-    return _state["numba"]
 
 
 class _ChainOp:
@@ -53,33 +40,30 @@ class _ChainOp:
         self.forward = chain
 
 
-class Chain:
-    """Called with the chain's external inputs, returns its outputs (a tuple)."""
+class Chain(Compiled):
+    """A chain (see the module docstring): its kernel's source, and its outputs' shapes."""
 
     def __init__(self, steps, ins, outs, shapes, source, generate):
-        self.steps, self.ins, self.outs, self.shapes = steps, ins, outs, shapes
-        self.source, self._generate = source, generate
-        self._numpy = self._kernel = None
-        self.calls = 0
-
-    def numpy(self, *arrays):
-        if self._numpy is None:
-            self._numpy = self._generate(self.steps, self.ins, self.outs)
-        return self._numpy(*arrays)
+        super().__init__(steps, ins, outs, generate)
+        self.shapes, self.source = shapes, source
+        self._kernel = None
 
     def __call__(self, *arrays):
         self.calls += 1
         if self.calls <= WARMUP_CALLS or self._kernel is False:
             return self.numpy(*arrays)
         if self._kernel is None:
-            numba = _numba()
+            numba = numba_module()
+            if numba is None:
+                self._kernel = False
+                return self.numpy(*arrays)
             try:
                 namespace = {}
                 exec(compile(self.source, f"<vj.function chain #{next(_names)}>", "exec"),
                      namespace)
                 self._kernel = numba.njit(nogil=True, error_model="numpy")(
                     namespace["chain"])
-            except Exception:  # noqa: BLE001  numba missing or cannot compile it
+            except Exception:  # noqa: BLE001  numba cannot compile it
                 self._kernel = False
                 return self.numpy(*arrays)
         outs = tuple([np.empty(shape) for shape in self.shapes])

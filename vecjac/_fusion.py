@@ -35,7 +35,7 @@ _ELEMENTWISE = {"AddV2": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Neg": 4, "Square"
 _LAYOUT = {"Identity", "StopGradient", "Reshape", "Transpose", "BroadcastTo", "ConcatV2",
            "Pack", "Unpack", "SplitV", "StridedSlice"}
 _F64 = np.dtype(np.float64)
-_state = {"kernel": None, "broken": False}
+_state = {"kernel": None, "broken": False, "numba": None}
 
 
 def _interpret_source(arena, code, idx):
@@ -74,13 +74,27 @@ def _interpret_source(arena, code, idx):
         k += 5
 
 
-def _kernel():
+def numba_module():
+    """numba, imported on first need (0.4 s: only once a fused run pays); None when it
+    is missing, failed before, or VECJAC_DISABLE_NUMBA=1."""
     if _state["broken"] or os.environ.get("VECJAC_DISABLE_NUMBA", "") in ("1", "true", "yes"):
         return None
+    if _state["numba"] is None:
+        try:
+            _state["numba"] = importlib.import_module("numba")
+        except Exception:  # noqa: BLE001  numba missing: NumPy steps it is
+            _state["broken"] = True
+            return None
+    return _state["numba"]
+
+
+def _kernel():
     kernel = _state["kernel"]
     if kernel is None:
+        numba = numba_module()
+        if numba is None:
+            return None
         try:
-            numba = importlib.import_module("numba")  # 0.4 s: only once a segment pays
             kernel = numba.njit(cache=True, nogil=True, error_model="numpy")(
                 _interpret_source)
             kernel(np.zeros(2), np.array([0, 1, 1, 0, 0], np.int64), np.zeros(1, np.int64))
@@ -91,21 +105,29 @@ def _kernel():
     return kernel
 
 
-class Segment:
-    """A fused run of steps: called with its external inputs' values, returns the values
-    of its outputs (a tuple); `numpy` runs the same steps one NumPy call each."""
+class Compiled:
+    """A run of a plan's steps run by compiled code: called with the run's external
+    inputs' values, returns the values of its outputs (a tuple); `numpy` runs the same
+    steps one NumPy call each (generated on first need)."""
 
-    def __init__(self, steps, ins, outs, generate, template, code, idx, places, takes):
+    def __init__(self, steps, ins, outs, generate):
         self.steps, self.ins, self.outs, self._generate = steps, ins, outs, generate
         self._numpy = None
-        self.template, self.code, self.idx = template, code, idx
-        self.places, self.takes = places, takes
         self.calls = 0
 
     def numpy(self, *arrays):
         if self._numpy is None:
             self._numpy = self._generate(self.steps, self.ins, self.outs)
         return self._numpy(*arrays)
+
+
+class Segment(Compiled):
+    """A fused run of small steps (see the module docstring)."""
+
+    def __init__(self, steps, ins, outs, generate, template, code, idx, places, takes):
+        super().__init__(steps, ins, outs, generate)
+        self.template, self.code, self.idx = template, code, idx
+        self.places, self.takes = places, takes
 
     def __call__(self, *arrays):
         self.calls += 1
