@@ -24,7 +24,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 from workloads import all_workloads  # noqa: E402
 from workloads_forward import forward_workloads  # noqa: E402
 
-ORDER = ["vecjac", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
+ORDER = ["vecjac", "vecjac_function", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
          "tf_eager", "tf_function", "autograd"]
 
 
@@ -81,8 +81,8 @@ def run(quick=False, only=None, json_path=None, rounds=None):
                     # let the previous system's worker threads go idle (OpenMP pools
                     # spin-wait for a while after their last op and steal the second core)
                     time.sleep(0.3)
-                    if first < 0.1:
-                        for _ in range(3):  # untimed: caches and this system's threads warm
+                    if first < 5:  # untimed: caches and threads warm, and vj.function
+                        for _ in range(3 if first < 0.1 else 2):  # past its warm-up calls
                             fn()
                     timed[name] += sample_times(fn, 1 if first > 0.05 else 3,
                                                 budget / rounds, 200 // rounds)
@@ -104,12 +104,15 @@ def run(quick=False, only=None, json_path=None, rounds=None):
 def _print_row(row):
     times = row["times"]
     ours = times["vecjac"]["median_s"]
+    traced = times.get("vecjac_function", {}).get("median_s")
     print(f"\n{row['workload']}")
     for name in ORDER:
         if name in times:
             t = times[name]["median_s"]
             ratio = "" if name == "vecjac" else f"  vecjac/{name} = {ours / t:7.3f}"
-            print(f"  {name:<12} {t * 1e3:10.3f} ms{ratio}")
+            if traced and name not in ("vecjac_function",):
+                ratio += f"  vecjac_function/{name} = {traced / t:7.3f}"
+            print(f"  {name:<16} {t * 1e3:10.3f} ms{ratio}")
         elif name in row["errors"]:
             print(f"  {name:<12} error: {row['errors'][name]}")
     sys.stdout.flush()
@@ -132,11 +135,23 @@ def write_markdown(results, path):
             else:
                 cells.append(f"{t['median_s'] * 1e3:.3g} ms ({ours / t['median_s']:.2f})")
         lines.append(f"| {r['workload']} | " + " | ".join(cells) + " |")
+    traced = [r for r in results if "vecjac_function" in r["times"]]
+    peers = [n for n in names if n not in ("vecjac_function",)]
+    flines = ["| workload | " + " | ".join(peers) + " |", "|---" * (len(peers) + 1) + "|"]
+    for r in traced:
+        ours = r["times"]["vecjac_function"]["median_s"]
+        cells = [f"{ours / r['times'][n]['median_s']:.2f}" if n in r["times"] else "-"
+                 for n in peers]
+        flines.append(f"| {r['workload']} | " + " | ".join(cells) + " |")
     with open(path, "w") as f:
         f.write("# vecjac against its peers\n\nMedian time per call; in parentheses vecjac / "
                 "system (below 1: vecjac is faster). One process, float64, 2 cores; "
                 "`python benchmarks/compare.py --markdown benchmarks/RESULTS.md`.\n\n")
         f.write("\n".join(lines) + "\n")
+        if traced:
+            f.write("\nvj.function (`vecjac_function`: traced once, replayed) / system, per "
+                    "workload (below 1: vj.function is faster):\n\n")
+            f.write("\n".join(flines) + "\n")
 
 
 def main():

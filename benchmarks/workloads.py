@@ -3,6 +3,9 @@
 A workload builds its data once (float64) and exposes `systems()`: a dict name -> a
 zero-argument callable returning the result as a NumPy array. Systems whose library is
 not installed are left out. `numpy` is the hand-written analytic Jacobian (the floor).
+`vecjac_function` is vj.function of the same computation with the differentiated value
+as its argument (as jax.jit's), so that nothing is folded into constants: `vjf()` gives
+the Python function and its arguments.
 """
 import numpy as np
 
@@ -33,8 +36,8 @@ class Workload:
 
     def systems(self):
         out = {}
-        for system in ("vecjac", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit",
-                       "torch_func", "tf_eager", "tf_function", "autograd"):
+        for system in ("vecjac", "vecjac_function", "vecjac_fwd", "vecjac_loop", "numpy",
+                       "jax", "jax_jit", "torch_func", "tf_eager", "tf_function", "autograd"):
             builder = getattr(self, system, None)
             if builder is None:
                 continue
@@ -52,6 +55,13 @@ class Workload:
 
     def vecjac_loop(self):
         return None if not hasattr(self, "vj") else (lambda: np.asarray(self.vj(False)))
+
+    def vecjac_function(self):
+        if not hasattr(self, "vjf"):
+            return None
+        fn, args = self.vjf()
+        f = vj.function(fn)
+        return lambda: f(*args).numpy()
 
     # compiled variants of the eager builders: jax(jit=True), tf_eager(function=True)
     def jax_jit(self):
@@ -107,6 +117,16 @@ class SigmoidScalarSource(Workload):
             y = vj.nn.sigmoid(x + d)
         return tape.jacobian(y, d, experimental_use_pfor=use_pfor)
 
+    def vjf(self):
+        x = vj.constant(self.x)
+
+        def run(d):
+            with vj.GradientTape() as tape:
+                tape.watch(d)
+                y = vj.nn.sigmoid(x + d)
+            return tape.jacobian(y, d)
+        return run, (np.asarray(self.d),)
+
     def numpy(self):
         def f():
             s = _sigmoid(self.x + self.d)
@@ -158,6 +178,16 @@ class DenseReluKernel(Workload):
         with vj.GradientTape(persistent=not use_pfor) as tape:
             y = vj.nn.relu(vj.constant(self.x) @ w + self.b)
         return tape.jacobian(y, w, experimental_use_pfor=use_pfor)
+
+    def vjf(self):
+        x, b = vj.constant(self.x), vj.constant(self.b)
+
+        def run(w):
+            with vj.GradientTape() as tape:
+                tape.watch(w)
+                y = vj.nn.relu(x @ w + b)
+            return tape.jacobian(y, w)
+        return run, (self.w,)
 
     def numpy(self):
         def f():
@@ -214,6 +244,20 @@ class TwoLayerReluHessian(Workload):
                 loss = vj.reduce_mean(h ** 2)
             g = t1.gradient(loss, w1)
         return t2.jacobian(g, w1, experimental_use_pfor=use_pfor)
+
+    def vjf(self):
+        x, b1, w2, b2 = (vj.constant(a) for a in (self.x, self.b1, self.w2, self.b2))
+
+        def run(w1):
+            with vj.GradientTape() as t2:
+                t2.watch(w1)
+                with vj.GradientTape() as t1:
+                    t1.watch(w1)
+                    h = vj.nn.relu(vj.nn.relu(x @ w1 + b1) @ w2 + b2)
+                    loss = vj.reduce_mean(h ** 2)
+                g = t1.gradient(loss, w1)
+            return t2.jacobian(g, w1)
+        return run, (self.w1,)
 
     def numpy(self):
         def f():
@@ -278,6 +322,16 @@ class EluBatchJacobian(Workload):
             y = vj.nn.elu(vj.nn.elu(x @ self.w1 + self.b1) @ self.w2 + self.b2)
         return tape.batch_jacobian(y, x, experimental_use_pfor=use_pfor)
 
+    def vjf(self):
+        w1, b1, w2, b2 = (vj.constant(a) for a in (self.w1, self.b1, self.w2, self.b2))
+
+        def run(x):
+            with vj.GradientTape() as tape:
+                tape.watch(x)
+                y = vj.nn.elu(vj.nn.elu(x @ w1 + b1) @ w2 + b2)
+            return tape.batch_jacobian(y, x)
+        return run, (self.x,)
+
     def numpy(self):
         def f():
             z1 = self.x @ self.w1 + self.b1
@@ -341,6 +395,16 @@ class TanhMLP(Workload):
             y = vj.tanh(vj.linalg.matvec(self.w2, vj.tanh(vj.linalg.matvec(self.w1, x))))
         return tape.jacobian(y, x, experimental_use_pfor=use_pfor)
 
+    def vjf(self):
+        w1, w2 = vj.constant(self.w1), vj.constant(self.w2)
+
+        def run(x):
+            with vj.GradientTape() as tape:
+                tape.watch(x)
+                y = vj.tanh(vj.linalg.matvec(w2, vj.tanh(vj.linalg.matvec(w1, x))))
+            return tape.jacobian(y, x)
+        return run, (self.x,)
+
     def numpy(self):
         def f():
             h = np.tanh(self.w1 @ self.x)
@@ -398,6 +462,20 @@ class LogisticHessian(Workload):
                     labels=self.y, logits=logits))
             g = t1.gradient(loss, w)
         return t2.jacobian(g, w, experimental_use_pfor=use_pfor)
+
+    def vjf(self):
+        a, y = vj.constant(self.a), vj.constant(self.y)
+
+        def run(w):
+            with vj.GradientTape() as t2:
+                t2.watch(w)
+                with vj.GradientTape() as t1:
+                    t1.watch(w)
+                    loss = vj.reduce_mean(vj.nn.sigmoid_cross_entropy_with_logits(
+                        labels=y, logits=vj.linalg.matvec(a, w)))
+                g = t1.gradient(loss, w)
+            return t2.jacobian(g, w)
+        return run, (self.w,)
 
     def numpy(self):
         def f():
@@ -460,6 +538,16 @@ class NewtonSystem(Workload):
             tape.watch(x)
             r = vj.linalg.matvec(self.A, x) + x ** 3 - self.b
         return tape.jacobian(r, x, experimental_use_pfor=use_pfor)
+
+    def vjf(self):
+        A, b = vj.constant(self.A), vj.constant(self.b)
+
+        def run(x):
+            with vj.GradientTape() as tape:
+                tape.watch(x)
+                r = vj.linalg.matvec(A, x) + x ** 3 - b
+            return tape.jacobian(r, x)
+        return run, (self.x,)
 
     def numpy(self):
         def f():

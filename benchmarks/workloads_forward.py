@@ -34,6 +34,9 @@ class TallJacobian(Workload):
     def vecjac_fwd(self):
         return lambda: self.jac_fwd(self.p).numpy()
 
+    def vjf(self):
+        return self.jac, (self.p,)
+
     def numpy(self):
         def f():
             u, v = self.A @ self.p, self.B @ self.p
@@ -91,6 +94,9 @@ class OdeSensitivity(Workload):
 
     def vecjac_fwd(self):
         return lambda: self.jac_fwd(self.p).numpy()
+
+    def vjf(self):
+        return self.jac, (self.p,)
 
     def numpy(self):
         """Hand-coded forward sensitivities: RK4 on (y, dy/dp) together."""
@@ -182,6 +188,9 @@ class LogisticHvp(Workload):
     def vecjac(self):
         return lambda: vj.hvp(self.loss, self.w, self.v).numpy()
 
+    def vjf(self):
+        return (lambda w, v: vj.hvp(self.loss, w, v)), (self.w, self.v)
+
     def numpy(self):
         def f():
             s = 1 / (1 + np.exp(-(self.a @ self.w)))
@@ -237,6 +246,9 @@ class MlpHessian(Workload):
 
     def vecjac(self):
         return lambda: self.hess(self.w).numpy()
+
+    def vjf(self):
+        return self.hess, (self.w,)
 
     def jax(self, jit=False):
         jax = _jax()

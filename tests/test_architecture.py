@@ -80,7 +80,8 @@ def test_no_import_cycle():
 CORE = {"vecjac._tensor", "vecjac._context", "vecjac._registry", "vecjac._dispatch",
         "vecjac._shapes", "vecjac._samples", "vecjac._errors", "vecjac._variables",
         "vecjac.nest", "vecjac._unconnected", "vecjac._progress"}
-TRANSFORMS = {"vecjac._tape", "vecjac._jacobians", "vecjac._forward", "vecjac._gradients"} | \
+TRANSFORMS = {"vecjac._tape", "vecjac._jacobians", "vecjac._forward", "vecjac._gradients",
+              "vecjac._capture", "vecjac._plan", "vecjac._fusion", "vecjac._chains"} | \
     {m for m in GRAPH if m.startswith("vecjac.vectorize")}
 
 
@@ -123,12 +124,13 @@ def test_op_library_imports_no_transform_internals(module):
 # -- the public surface --------------------------------------------------------------------
 PUBLIC_VJ = """
 GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
+TensorSpec
 Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin argsort asin asinh atan atanh
 autodiff batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
 clip_by_value complex128 complex64 concat cond constant conversion_policy convert_to_tensor cos
 cosh cumprod
 cumsum custom_gradient dask defop divide einsum elu equal erf erfc exp expand_dims expm1 eye
-fill flat_hessian float16 float32 float64 floor floordiv floormod gather gather_nd gelu grad
+fill flat_hessian float16 float32 float64 floor floordiv floormod function gather gather_nd gelu grad
 greater greater_equal hessian hessian_sparsity hvp identity image int16 int32 int64 int8 is_finite is_inf
 is_nan is_tensor jacfwd jacobian jacobian_sparsity jacrev jvp l2_normalize layers leaky_relu less less_equal linalg linearize linspace log
 log1p log_softmax logical_and logical_not logical_or logical_xor math matmul

@@ -293,6 +293,20 @@ def test_custom_gradients():
         output = clip_gradients(v * v)
     assert t.gradient(output, v).numpy() == 2.0  # calls "backward", which clips 4 to 2
 
+    # "Custom gradients in SavedModel": the traced method (vecjac has no SavedModel; the
+    # gradient through the function is the point)
+    class MyModule(vj.Module):
+        @vj.function(input_signature=[vj.TensorSpec(None)])
+        def call_custom_grad(self, x):
+            return clip_gradients(x)
+    model = MyModule()
+    v = vj.Variable(2.0)
+    for _ in range(2):  # a traced call, then one under the tape
+        with vj.GradientTape() as t:
+            output = model.call_custom_grad(v * v)
+        assert t.gradient(output, v).numpy() == 2.0
+        model.call_custom_grad(v * v)
+
 
 def test_multiple_tapes():
     x0 = vj.constant(0.0)

@@ -30,3 +30,8 @@ def test_readme_examples_run_and_shapes_hold():
     np.testing.assert_allclose(namespace["g"].numpy(), 2 * a.T @ (a @ w0), rtol=1e-12)
     np.testing.assert_allclose(namespace["h"].numpy(), 2 * a.T @ a, rtol=1e-12)
     np.testing.assert_allclose(namespace["hv"].numpy(), 2 * a.T @ a @ np.ones(5), rtol=1e-12)
+    exec(compile(blocks[2], "README block 3", "exec"), namespace)
+    p = np.array([0.7, 1.0])
+    np.testing.assert_allclose(namespace["j2"].numpy(), [[np.cos(p[0]) * p[1], np.sin(p[0])],
+                                                         [0.0, 2 * p[1]]], rtol=1e-12)
+    assert namespace["jac"].experimental_get_tracing_count() == 1

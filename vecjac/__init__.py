@@ -61,6 +61,7 @@ from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  #
 from ._newton import flat_hessian, newton_step, unflatten_like  # noqa: F401,E402
 from ._sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401,E402
 from ._sparse import sparse_jacobian, sparse_hessian  # noqa: F401,E402
+from ._function import TensorSpec, function  # noqa: F401,E402
 from . import scipy  # noqa: F401,E402
 
 

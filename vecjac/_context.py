@@ -81,10 +81,10 @@ class Transform:
     def visible(self):
         return not state.hidden or self.level not in state.hidden
 
-    def value_read(self, tensor, how):
-        """`tensor`'s value is leaving vecjac (`how`: see value_read below). A transform
-        that follows it may raise or warn (the derivative would be cut there) or record
-        the read (plan capture: a guard). Default: nothing."""
+    def value_read(self, tensor, how, test=None):
+        """`tensor`'s value is leaving vecjac (`how`, `test`: see value_read below). A
+        transform that follows it may raise or warn (the derivative would be cut there)
+        or record the read (plan capture: a guard). Default: nothing."""
 
     def varies(self, tensor):
         """Whether `tensor` stands for many values at once (a traced value), so that
@@ -152,9 +152,13 @@ def varies(tensor):
     return False
 
 
-def value_read(tensor, how):
+def value_read(tensor, how, test=None):
     """Tell every active transform, innermost first, that `tensor`'s value is read by
     Python (`how` in READS). Called by Tensor's conversions; raises what a transform
-    raises (a loop-variant value, a value a functional transform differentiates)."""
+    raises (a loop-variant value, a value a functional transform differentiates).
+
+    `test` (for how="internal": vecjac's own value-dependent choices) is the function
+    of the value (an ndarray) that the choice depends on, e.g. "all finite", so that
+    plan capture re-checks just that at replay; None means the whole value matters."""
     for t in reversed(state.stack):
-        t.value_read(tensor, how)
+        t.value_read(tensor, how, test)

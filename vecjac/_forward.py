@@ -130,7 +130,7 @@ class ForwardAccumulator(Transform):
         return nest.map_structure(fetch, primals)
 
     # -- the transform ----------------------------------------------------------------------
-    def value_read(self, tensor, how):
+    def value_read(self, tensor, how, test=None):
         if how in IMPLICIT and self._recording and tensor._tid in self._tangents and \
                 self.visible:
             value_left(how, "a ForwardAccumulator", self._strict)

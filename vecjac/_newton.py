@@ -17,6 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import nest
+from ._context import state
 from ._dispatch import convert_to_tensor
 from ._fn_args import strict
 from ._sparse import variables_hessian
@@ -25,6 +26,10 @@ from ._tensor import Tensor
 from ._unconnected import UnconnectedGradients
 from ._variables import Variable
 from .ops.array_ops import concat, reshape
+from .ops.creation_ops import eye
+from .ops.linalg_ops import solve
+from .ops.math_ops import add, multiply
+from .ops.norm_ops import norm
 
 __all__ = ["flat_hessian", "unflatten_like", "newton_step", "Unflatten", "NewtonStep",
            "CG_THRESHOLD"]
@@ -82,7 +87,8 @@ class Unflatten:
 
 
 class NewtonStep(NamedTuple):
-    """What `newton_step` returns (Python numbers, for logging)."""
+    """What `newton_step` returns (Python numbers, for logging; 0-d Tensors while a
+    vj.function traces, so that the replay reports each call's values)."""
     loss: float          # loss before the step
     grad_norm: float     # ||g|| before the step
     step_norm: float     # ||d||, the step subtracted from the variables
@@ -202,10 +208,18 @@ def unflatten_like(variables):
     return Unflatten(variables)
 
 
+def _all_finite(array):
+    return bool(np.all(np.isfinite(array)))
+
+
 def _check_finite(value, name, what):
-    """ValueError naming `name` when `value` (an ndarray) holds NaN or inf: a Newton step
-    computed from it would overwrite the variables with NaN."""
-    if not np.all(np.isfinite(value)):
+    """ValueError naming `name` when `value` (a Tensor or an ndarray) holds NaN or inf: a
+    Newton step computed from it would overwrite the variables with NaN. For a Tensor the
+    check is a value-dependent choice: vj.function re-checks it at replay (a guard)."""
+    if isinstance(value, Tensor):
+        value_read(value, "internal", _all_finite)
+        value = value._value
+    if not _all_finite(value):
         bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
         raise ValueError(f"{what}: the {name} is not finite ({bad} of {np.size(value)} "
                          "entries are NaN or inf); the variables were left unchanged")
@@ -280,23 +294,26 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     if method == "auto":
         method = "solve" if n <= CG_THRESHOLD or sparse else "cg"
     loss, g, outer = _record_gradient(loss_fn, leaves, what)
-    _check_finite(loss.numpy(), "loss", what)
-    g_np = g.numpy().astype(unflatten.dtype)
-    _check_finite(g_np, "gradient", what)
+    _check_finite(loss, "loss", what)
+    _check_finite(g, "gradient", what)
     iterations = 0
     if method == "solve" and sparse:
-        d = _sparse_solve(variables_hessian(loss_fn, leaves, outer, g, what), g_np, damping,
-                          what)
+        H = variables_hessian(loss_fn, leaves, outer, g, what)
+        d = Tensor(_sparse_solve(H, g.numpy().astype(unflatten.dtype), damping, what))
     elif method == "solve":
-        H = _dense_hessian(outer, g, leaves).numpy()
+        # vecjac ops throughout (a LU solve, never an inverse), so that vj.function
+        # replays the whole step
+        H = _dense_hessian(outer, g, leaves)
         _check_finite(H, "Hessian", what)
-        A = H + damping * np.eye(n, dtype=H.dtype)
+        A = add(H, multiply(eye(n, dtype=H.dtype), damping)) if damping else H
         try:
-            d = np.linalg.solve(A, g_np)
+            d = reshape(solve(A, reshape(g, [n, 1])), [n])
         except np.linalg.LinAlgError:
             raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
                              "increase damping") from None
     else:
+        g_np = g.numpy().astype(unflatten.dtype)
+
         def matvec(p):
             hv = outer.gradient(g, leaves, output_gradients=Tensor(p.astype(g_np.dtype)),
                                 unconnected_gradients=_ZERO)
@@ -304,10 +321,12 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
             _check_finite(hv, "Hessian-vector product", what)
             return hv + damping * p
         max_iters = min(n, 200) if cg_max_iters is None else int(cg_max_iters)
-        d, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
-    d = d.astype(unflatten.dtype, copy=False)
+        d_np, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
+        d = Tensor(d_np.astype(unflatten.dtype, copy=False))
     _check_finite(d, "Newton step", what)  # e.g. overflow in the solve
     for var, piece in zip(leaves, nest.flatten(unflatten(d))):
         var.assign_sub(piece)
-    return NewtonStep(float(loss.numpy()), float(np.linalg.norm(g_np)),
-                      float(np.linalg.norm(d)), method, iterations)
+    report = [loss, norm(g), norm(d)]
+    if not state.observers:  # Python numbers, except in a trace (see NewtonStep)
+        report = [float(t.numpy()) for t in report]
+    return NewtonStep(*report, method, iterations)

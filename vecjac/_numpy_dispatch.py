@@ -344,6 +344,7 @@ def _plain(x, info):
             value_read(x, f"{info['name']} ({info['reason']})")
         if x.dtype.kind in "fc":
             info["floating"].append(x)
+        value_read(x, "internal")  # the NumPy function's result is a plain value
         return x._value
     if type(x) in (list, tuple):
         return type(x)(_plain(v, info) for v in x)

@@ -37,6 +37,10 @@ class Op:
     has_gradient = True     # False: a float op whose gradient is not implemented
     samples = ()            # Sample specs: how tests/test_registry.py calls this op
     covered_by = None       # internal op: name of the op whose gradient checks cover it
+    stateful = False        # True: each run may differ (random draws); vj.function replays
+                            # it on every call, never folds or merges it
+    shape_only = False      # True: the outputs depend on the inputs' shapes and dtypes only
+                            # (zeros_like): vj.function's plans hold them as constants
 
     def forward(self, *arrays, **attrs):
         raise NotImplementedError

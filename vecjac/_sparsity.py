@@ -86,7 +86,7 @@ class SparsityTracer(Transform):
     def varies(self, tensor):
         return tensor._tid in self._patterns and self.visible
 
-    def value_read(self, tensor, how):
+    def value_read(self, tensor, how, test=None):
         if tensor._tid not in self._patterns or not self.visible:
             return
         file, line, _ = _call_site()

@@ -106,7 +106,7 @@ class GradientTape(Transform, JacobianMixin):
                 raise TypeError("GradientTape.watch: expected a Tensor, a Variable or a "
                                 f"nest of them as tensor, got {type(x).__name__}")
 
-    def value_read(self, tensor, how):
+    def value_read(self, tensor, how, test=None):
         if how in IMPLICIT and self._recording and tensor._tid in self._connected and \
                 tensor.dtype.kind in "fc" and self.visible:
             value_left(how, "a GradientTape", self._strict)

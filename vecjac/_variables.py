@@ -80,6 +80,8 @@ class Variable:
         return self.read_value()
 
     def numpy(self):
+        if state.observers:  # vj.function's capture: a read by Python, guarded at replay
+            return self.read_value().numpy()
         v = self._value.view()
         v.flags.writeable = False
         return v
@@ -172,6 +174,8 @@ class Variable:
         """Replace the value (same shape and a castable dtype); returns self."""
         self._value = self._new_value(value, "assign")
         self._read = None
+        if state.observers:
+            _assigned(self, "assign", value)
         return self
 
     def _delta(self, delta, what):
@@ -184,12 +188,16 @@ class Variable:
         """Add `delta` (the variable's shape, or a scalar); returns self."""
         self._value = np.asarray(self._value + self._delta(delta, "assign_add"))  # 0-d: array
         self._read = None
+        if state.observers:
+            _assigned(self, "assign_add", delta)
         return self
 
     def assign_sub(self, delta, read_value=True):
         """Subtract `delta` (the variable's shape, or a scalar); returns self."""
         self._value = np.asarray(self._value - self._delta(delta, "assign_sub"))  # 0-d: array
         self._read = None
+        if state.observers:
+            _assigned(self, "assign_sub", delta)
         return self
 
 
@@ -200,6 +208,12 @@ def _variable_with(value, trainable, name):
     new._value, new._tid, new._trainable, new._name, new._read = (
         value, _next_tid(), trainable, name, None)
     return new
+
+
+def _assigned(var, method, value):
+    """Tell the observers (vj.function's capture: a step of the plan) about an assignment."""
+    for observer in state.observers:
+        observer.assigned(var, method, value)
 
 
 # Variables share Tensor's operators and methods (each reads the value): attached with

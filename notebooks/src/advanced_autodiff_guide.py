@@ -71,7 +71,7 @@ print("dz/dy:", grad["y"])
 #
 # `vj.custom_gradient` replaces the gradient of a function: here an identity whose
 # backward pass clips the incoming gradient's norm to 0.5. (TF's SavedModel section does
-# not apply: vecjac has no graph serialization.)
+# not apply: vecjac has no graph serialization; its traced method, below, does.)
 
 # %%
 @vj.custom_gradient
@@ -86,6 +86,26 @@ with vj.GradientTape() as t:
     output = clip_gradients(v * v)
 g = t.gradient(output, v)
 print(g)  # backward clips the incoming 1.0 to 0.5; times d(v*v)/dv = 4 gives 2.0
+assert g.numpy() == 2.0
+
+# %% [markdown]
+# The gradient function must be traceable when the computation is a `vj.function`
+# (TF's `tf.function`): the method is traced once per input signature and replayed,
+# and a tape outside it still uses the custom gradient.
+
+# %%
+class MyModule(vj.Module):
+    @vj.function(input_signature=[vj.TensorSpec(None)])
+    def call_custom_grad(self, x):
+        return clip_gradients(x)
+
+
+model = MyModule()
+model.call_custom_grad(vj.constant([1.0, 2.0]))  # traced
+with vj.GradientTape() as t:
+    output = model.call_custom_grad(v * v)
+g = t.gradient(output, v)
+print(g)
 assert g.numpy() == 2.0
 
 # %% [markdown]

@@ -18,6 +18,7 @@ import numpy as np
 from .. import nest
 from .._context import state, value_read, varies
 from .._registry import lib
+from .._context import value_read
 from .._tensor import Tensor
 from .._dispatch import convert_to_tensor
 from .._variables import Variable
@@ -51,7 +52,12 @@ def _predicate(pred, fn, arg):
         if fn == "cond":
             return pred  # a traced predicate: both branches, selected by vj.where
         value_read(pred, "internal")  # a while_loop cannot: the tracer raises
+    value_read(pred, "internal", bool)  # the branch taken
     return bool(pred._value)
+
+
+def _any(v):
+    return bool(np.any(v))
 
 
 # -- structures ----------------------------------------------------------------------------
@@ -204,6 +210,7 @@ def _max_iterations(maximum_iterations):
                              f"shape {m.shape} dtype {m.dtype}")
         if _loop_variant(m):
             return m
+        value_read(m, "internal", int)
         m = int(m._value)
     if not isinstance(m, numbers.Integral) or isinstance(m, bool):
         raise ValueError(f"while_loop: maximum_iterations must be a non-negative int, "
@@ -269,7 +276,9 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
             go = _both(go, lib.less(step, max_iters))
         if active is not None:
             go = _both(active, go)
-        if go is False or (go is not True and not np.any(go._value)):
+        if go is not True and go is not False:
+            value_read(go, "internal", _any)  # whether another iteration runs
+        if go is False or (go is not True and not _any(go._value)):
             break  # (a mask's plain value holds every iteration of every enclosing loop)
         with np.errstate(all="ignore") if go is not True else _no_context:
             # (finished iterations run the body too; their warnings are noise)

@@ -84,6 +84,7 @@ def fill(dims, value, name=None):
 @register
 class ZerosLike(Op):
     name = "ZerosLike"
+    shape_only = True
     samples = (Sample("zeros_like", Arg.float(2, "n")),
                Sample("zeros_like", Arg.int("n", hi=3), dtype="float32"))
     differentiable = False
@@ -96,6 +97,7 @@ class ZerosLike(Op):
 @register
 class OnesLike(Op):
     name = "OnesLike"
+    shape_only = True
     samples = (Sample("ones_like", Arg.float(2, "n")),
                Sample("ones_like", Arg.int("n", hi=3), dtype="float32"))
     differentiable = False

@@ -6,12 +6,14 @@ that the converter can turn "both operands vary over the loop" into one more bat
 dimension instead of a loop. Every multi-index lookup (gather_nd, x[i, j], scatters)
 flattens the indexed axes into one and reuses that pair with a linear index.
 """
+import functools
 import math
 import numbers
 import operator
 
 import numpy as np
 
+from .._context import value_read
 from .._tensor import Tensor
 from . import kernels
 from .. import _pattern_rules as patterns
@@ -84,6 +86,10 @@ def _scatter_add_np(g, indices, shape, axis, batch_dims):
         out = np.zeros(moved, dtype=g.dtype)
         np.add.at(out, (_batch_index(nb, n_idx), ind), gg)
     return np.moveaxis(out, 1, ax + 1).reshape(shape)
+
+
+def _in_range(size, indices):
+    return not indices.size or bool(indices.min() >= -size and indices.max() < size)
 
 
 def _check_indices(indices, size, fn):
@@ -197,6 +203,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if params.shape[:batch_dims] != indices.shape[:batch_dims]:
         raise ValueError(f"gather: the first batch_dims={batch_dims} dimensions of params "
                          f"{params.shape} and indices {indices.shape} must be equal")
+    value_read(indices, "internal", functools.partial(_in_range, params.shape[ax]))
     _check_indices(indices._value, params.shape[ax], "gather")
     return apply(GatherV2, params, indices, axis=ax, batch_dims=batch_dims)
 
@@ -300,6 +307,7 @@ def _canonical(k):
         raise IndexError(f"getitem: array indices must be integers or booleans, got "
                          f"dtype {t.dtype}")
     if t.ndim == 0 and t._pfor is None:
+        value_read(t, "internal")
         return int(t._value)
     return t
 
@@ -359,6 +367,7 @@ def _advanced_getitem(x, key):
             if k._pfor is not None:
                 raise ValueError("getitem: a loop-variant boolean mask selects a different "
                                  "number of elements per iteration; use vj.where instead")
+            value_read(k, "internal")
             m = k._value
             if x.shape[dim:dim + m.ndim] != m.shape:
                 raise IndexError(f"getitem: boolean mask of shape {m.shape} does not match "
@@ -402,6 +411,8 @@ def _advanced_getitem(x, key):
 
 def _normalized_index(idx, size, dim, fn="getitem", negative=True):
     """Indices in [0, size): an int ndarray if loop-invariant, else an int Tensor."""
+    if isinstance(idx, Tensor):
+        value_read(idx, "internal")
     v = idx._value if isinstance(idx, Tensor) else np.asarray(idx)
     low = -size if negative else 0
     if v.size and (v.min() < low or v.max() >= size):
@@ -431,6 +442,7 @@ def _linear_index(indices, dims):
 
 def _nd_linear_index(indices, dims, fn):
     """Linear index of the last-axis index tuples of `indices` (checked, no negatives)."""
+    value_read(indices, "internal")
     v = indices._value
     for j, d in enumerate(dims):
         _normalized_index(v[..., j], d, j, fn, negative=False)

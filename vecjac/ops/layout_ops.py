@@ -9,6 +9,7 @@ import builtins
 
 import numpy as np
 
+from .._context import value_read
 from .._tensor import Tensor
 from .. import _pattern_rules as patterns
 from ..vectorize.converters import axis_shift
@@ -31,6 +32,8 @@ def _int_list(value, fn, arg):
     """A tuple of Python ints from a list / array / loop-invariant Tensor."""
     if getattr(value, "_pfor", None) is not None:
         raise ValueError(f"{fn}: {arg} cannot vary over a pfor loop")
+    if isinstance(value, Tensor):
+        value_read(value, "internal")
     arr = np.asarray(value._value if isinstance(value, Tensor) else value)
     if arr.ndim > 1 or (arr.size and arr.dtype.kind not in "iu"):
         raise TypeError(f"{fn}: {arg} must be a list of ints, got {value!r}")
@@ -179,6 +182,8 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     x = to_input(tensor, fn="pad", arg="tensor")
     if getattr(paddings, "_pfor", None) is not None:
         raise ValueError("pad: paddings cannot vary over a pfor loop")
+    if isinstance(paddings, Tensor):
+        value_read(paddings, "internal")
     p = np.asarray(paddings._value if isinstance(paddings, Tensor) else paddings)
     if p.shape != (x.ndim, 2) or (p.size and p.dtype.kind not in "iu"):
         raise ValueError(f"pad: paddings must be ints of shape (rank, 2) = ({x.ndim}, 2), "
@@ -357,6 +362,7 @@ def boolean_mask(tensor, mask, axis=None, name=None):
         raise ValueError(f"boolean_mask: mask shape {m.shape} does not match "
                          f"tensor.shape[{ax}:{ax + m.ndim}] = {x.shape[ax:ax + m.ndim]}")
     flat = reshape(x, x.shape[:ax] + (m.size,) + x.shape[ax + m.ndim:])
+    value_read(m, "internal")  # the positions become constants of the gather
     return gather(flat, np.flatnonzero(m._value), axis=ax)
 
 @register
@@ -381,7 +387,9 @@ def where_indices(condition, name=None):
         raise ValueError("where: with a single argument, the coordinates of the true "
                          "elements of a loop-variant condition differ in number per "
                          "iteration and cannot be vectorized; use vj.where(condition, x, y)")
-    return apply(Where, c)
+    out = apply(Where, c)
+    value_read(out, "internal", np.shape)  # later ops are built for this many elements
+    return out
 
 # -- scatters: the gather gradient, applied to updates ----------------------------------
 def _scatter_args(tensor, indices, updates, fn):
@@ -422,6 +430,7 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """
     fn = "tensor_scatter_nd_update"
     t, u, lin, flat_shape = _scatter_args(tensor, indices, updates, fn)
+    value_read(lin, "internal")
     v = lin._value.reshape(lin._value.shape[:1] + (-1,) if lin._pfor is not None else (1, -1))
     if lin._pfor is None and len(np.unique(v)) < v.size:
         flat = v.reshape(-1)

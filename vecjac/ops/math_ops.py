@@ -7,6 +7,7 @@ sibling modules and is re-exported at the bottom, so `vecjac.ops.math_ops` is `v
 """
 import numpy as np
 
+from .._context import value_read
 from .._tensor import Tensor
 from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
@@ -388,6 +389,15 @@ truediv = divide
 realdiv = divide
 
 
+def _any_negative(v):
+    return bool(np.any(v < 0))
+
+
+def _negative(y):
+    value_read(y, "internal", _any_negative)
+    return _any_negative(y._value)
+
+
 def pow(x, y, name=None):
     """x ** y, broadcasting."""
     if type(y) is int and y == 2 and isinstance(x, Tensor) and x.dtype.kind == "f":
@@ -396,7 +406,7 @@ def pow(x, y, name=None):
         return lib.square(x)
     x = to_input(x, (x, y), "pow", "x")
     y = to_input(y, (x, y), "pow", "y")
-    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and np.any(y._value < 0):
+    if x.dtype.kind in "iu" and y.dtype.kind in "iu" and _negative(y):
         raise ValueError("pow: an integer x cannot be raised to a negative integer power y "
                          "(cast x to float first)")
     return _binary(Pow, x, y, "pow")

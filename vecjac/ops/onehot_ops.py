@@ -12,6 +12,7 @@ import numpy as np
 from .. import _pattern_rules as patterns
 from ..vectorize.converters import elementwise
 from . import kernels
+from .._context import value_read
 from .._tensor import Tensor
 from .._jvp_rules import linear, multilinear
 from .._registry import Op, lib, register
@@ -232,6 +233,7 @@ class OneHot(Op):
                 and cx.iters * depth >= structured.MIN_DENSE_SIZE):
             # one scalar index per iteration: keep the one-hot rows structured (Jacobian
             # seeds), so that backward ops can avoid dense (iters, depth) work
+            value_read(indices, "internal")
             idx = indices._value
             valid = (idx >= 0) & (idx < depth)
             d = Tensor(np.where(valid, np.asarray(on_value, dtype), np.zeros((), dtype)))
@@ -255,6 +257,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     values = {}
     for arg, v, default in (("on_value", on_value, 1), ("off_value", off_value, 0)):
         v = default if v is None else v
+        if isinstance(v, Tensor):
+            value_read(v, "internal")
         arr = np.asarray(v._value if isinstance(v, Tensor) else v)
         if arr.ndim or arr.dtype.kind not in "biufc" or (
                 arr.dtype.kind == "c" and dtype.kind != "c"):
@@ -299,6 +303,7 @@ class BatchJacobianSeed(Op):
             if cx.is_loop_index(j):  # 0..iters-1: the same constants on every call
                 d, pos = _column_seeds(cx.iters, batch, n, col, weight, dtype)
             else:
+                value_read(j, "internal")
                 d, pos = _column_seeds.__wrapped__(j._value, batch, n, col, weight, dtype)
             return structured.OneHotStacked(Tensor(d), pos, (batch, n), cx.loop, lead=1)
         return apply(self, j, batch=batch, n=n, probe=probe, dtype=dtype)

@@ -12,12 +12,18 @@ flow to them (the reparameterization TF also gives) and they may vary over a pfo
   n counts earlier calls with the same op seed since the last set_seed; repeated calls
   give different values, and the same program gives the same values every run.
 The streams are NumPy's (PCG64), so values differ from TF's for the same seeds.
+
+The draws are stateful ops (RandomStandardNormal, RandomUniform, RandomUniformInt) whose
+forward consults the generator when it runs: vj.function replays them on every call, so
+a traced function draws new values each time (as in TF).
 """
 import numbers
 
 import numpy as np
 
-from .._registry import lib
+from .._dispatch import apply
+from .._registry import Op, lib, register
+from .._samples import Sample
 from .._tensor import Tensor
 from .._variables import Variable
 from .._shapes import as_shape
@@ -46,20 +52,70 @@ def set_seed(seed):
     _State.op_counts = {}
 
 
-def _generator(seed, fn):
+def _check_seed(seed, fn):
     if seed is None:
-        if _State.global_rng is not None:
-            return _State.global_rng
-        return np.random.default_rng()
+        return None
     if not isinstance(seed, numbers.Integral) or isinstance(seed, bool):
         raise TypeError(f"{fn}: seed must be an int or None, got {seed!r}")
     if seed < 0:
         raise ValueError(f"{fn}: seed must be non-negative, got {seed}")
+    return int(seed)
+
+
+def _generator(seed):
+    """The generator of one draw (seed checked by _check_seed); counts op-seeded draws."""
+    if seed is None:
+        if _State.global_rng is not None:
+            return _State.global_rng
+        return np.random.default_rng()
     base = _DEFAULT_GLOBAL_SEED if _State.global_seed is None else _State.global_seed
-    key = (base, int(seed))
+    key = (base, seed)
     count = _State.op_counts.get(key, 0)
     _State.op_counts[key] = count + 1
-    return np.random.default_rng([base, int(seed), count])
+    return np.random.default_rng([base, seed, count])
+
+
+def _native(dt):
+    return dt if dt in (np.float32, np.float64) else np.float64
+
+
+_NO_PFOR = "random: every run draws anew (pfor runs it once, the loop once per iteration)"
+_NO_F32 = "random: every run draws anew"
+
+
+@register
+class RandomStandardNormal(Op):
+    name = "RandomStandardNormal"
+    differentiable = False
+    stateful = True
+    samples = (Sample("normal", (2, 3), no_pfor=_NO_PFOR, no_f32=_NO_F32),)
+
+    def forward(self, shape, dtype, seed):
+        return _generator(seed).standard_normal(shape, dtype=_native(dtype)).astype(
+            dtype, copy=False)
+
+
+@register
+class RandomUniform(Op):
+    name = "RandomUniform"
+    differentiable = False
+    stateful = True
+    samples = (Sample("uniform", (3,), no_pfor=_NO_PFOR, no_f32=_NO_F32),)
+
+    def forward(self, shape, dtype, seed):
+        return _generator(seed).random(shape, dtype=_native(dtype)).astype(dtype, copy=False)
+
+
+@register
+class RandomUniformInt(Op):
+    name = "RandomUniformInt"
+    differentiable = False
+    stateful = True
+    samples = (Sample("uniform", (4,), minval=2, maxval=9, dtype="int64", no_pfor=_NO_PFOR,
+                      no_f32=_NO_F32),)
+
+    def forward(self, shape, minval, maxval, dtype, seed):
+        return _generator(seed).integers(minval, maxval, size=shape, dtype=dtype)
 
 
 def _dtype(dtype, fn):
@@ -94,11 +150,14 @@ def _param(value, dtype, shape, fn, arg):
     return t if t.dtype == dtype else lib.cast(t, dtype)
 
 
-def _affine(sample, scale, shift, dtype):
-    """sample * scale + shift: NumPy for arrays, vecjac ops when a Tensor is involved."""
-    if isinstance(scale, np.ndarray) and isinstance(shift, np.ndarray):
-        return Tensor(np.asarray(sample * scale + shift, dtype=dtype))
-    out = lib.add(lib.multiply(Tensor(sample), scale), shift)
+def _affine(sample, scale, shift):
+    """sample * scale + shift with vecjac ops (the sample is a Tensor drawn by an op);
+    the identity when scale is 1 and shift 0."""
+    out = sample
+    if not (isinstance(scale, np.ndarray) and np.all(scale == 1)):
+        out = lib.multiply(out, scale)
+    if not (isinstance(shift, np.ndarray) and np.all(shift == 0)):
+        out = lib.add(out, shift)
     return out if out.shape == sample.shape else lib.broadcast_to(out, sample.shape)
 
 
@@ -114,9 +173,8 @@ def normal(shape, mean=0.0, stddev=1.0, dtype=np.float64, seed=None, name=None):
         raise TypeError(f"{fn}: dtype must be floating point, got {dt}")
     m = _param(mean, dt, dims, fn, "mean")
     s = _param(stddev, dt, dims, fn, "stddev")
-    rng = _generator(seed, fn)
-    z = rng.standard_normal(dims, dtype=dt if dt in (np.float32, np.float64) else np.float64)
-    return _affine(z.astype(dt, copy=False), s, m, dt)
+    z = apply(RandomStandardNormal, shape=dims, dtype=dt, seed=_check_seed(seed, fn))
+    return _affine(z, s, m)
 
 
 def uniform(shape, minval=0, maxval=None, dtype=np.float64, seed=None, name=None):
@@ -138,18 +196,18 @@ def uniform(shape, minval=0, maxval=None, dtype=np.float64, seed=None, name=None
         if not lo < hi:
             raise ValueError(f"{fn}: need minval < maxval, got minval={int(lo)}, "
                              f"maxval={int(hi)}")
-        rng = _generator(seed, fn)
-        return Tensor(rng.integers(int(lo), int(hi), size=dims, dtype=dt))
+        return apply(RandomUniformInt, shape=dims, minval=int(lo), maxval=int(hi), dtype=dt,
+                     seed=_check_seed(seed, fn))
     if dt.kind != "f":
         raise TypeError(f"{fn}: dtype must be floating point or integer, got {dt}")
     lo = _param(minval, dt, dims, fn, "minval")
     hi = _param(1.0 if maxval is None else maxval, dt, dims, fn, "maxval")
-    rng = _generator(seed, fn)
-    u = rng.random(dims, dtype=dt if dt in (np.float32, np.float64) else np.float64)
+    seed = _check_seed(seed, fn)
     if isinstance(lo, np.ndarray) and isinstance(hi, np.ndarray):
         width = hi - lo
     else:
         width = lib.subtract(hi, lo)
-    return _affine(u.astype(dt, copy=False), width, lo, dt)
+    u = apply(RandomUniform, shape=dims, dtype=dt, seed=seed)
+    return _affine(u, width, lo)
 
 lib.publish(globals(), __all__)

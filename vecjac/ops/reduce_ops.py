@@ -14,6 +14,7 @@ from ..vectorize.converters import axis_shift, reduction
 from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
+from .._context import value_read
 from .._tensor import Tensor
 from .._samples import Arg, Sample
 from .._shapes import as_dtype, normalize_axes, normalize_axis
@@ -407,9 +408,14 @@ class Cumprod(Op):
         # Looking at the values only picks between two exact formulas: without zeros,
         # cumsum(g * y) / x (O(n)) equals the true gradient on a neighbourhood of x, so
         # all its derivatives are right too; with zeros, the O(n^2) form below.
-        if not np.any(x._value == 0):
+        value_read(x, "internal", _has_zero)
+        if not _has_zero(x._value):
             return cumsum(g * y, axis, exclusive=exclusive, reverse=not reverse) / x
         return _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse)
+
+
+def _has_zero(v):
+    return bool(np.any(v == 0))
 
 
 def _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse):

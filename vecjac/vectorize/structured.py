@@ -27,6 +27,7 @@ import weakref
 
 import numpy as np
 
+from .._context import value_read
 from .._tensor import Tensor, _next_tid
 from .stacked import StackedTensor
 from .._dispatch import apply
@@ -171,6 +172,7 @@ def _finite(t):
     v = t._value
     if v.dtype.kind not in "fc":
         return True
+    value_read(t, "internal", _all_finite)  # vj.function re-checks it at every replay
     known = _finite_cache.get(t._tid)
     if known is None or known[0]() is not v:
         if len(_finite_cache) > 256:

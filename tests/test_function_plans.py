@@ -1,0 +1,117 @@
+"""vj.function's plan optimizations: fused segments (vecjac/_fusion.py) and large
+temporaries written in place (vecjac/_plan.py). The expected values are the eager
+calls, to the bit: both optimizations run the same IEEE operations in the same order.
+"""
+import numpy as np
+
+import vecjac as vj
+from vecjac import _fusion
+
+RNG = np.random.default_rng(5)
+
+
+# -- fused segments (vecjac/_fusion.py) -----------------------------------------------------------
+def _rk4_sensitivities(p):
+    """Forward sensitivities of a small ODE, written one op at a time: a long run of
+    scalar arithmetic, slices, stacks and broadcasts (a fused segment when replayed)."""
+    def trajectory(p):
+        a, b = p[0], p[1]
+
+        def rhs(y):
+            return vj.stack([a * y[0] - b * y[0] * y[1], -y[1] / (1.0 + y[0] ** 2)])
+        y, out = vj.constant([1.0, 0.5]), []
+        for _ in range(6):
+            k1 = rhs(y)
+            k2 = rhs(y + 0.05 * k1)
+            y = y + 0.1 * (k1 + k2) / 2.0
+            out.append(y)
+        return vj.transpose(vj.stack(out))
+    return vj.jacfwd(trajectory)(p)
+
+
+def test_fused_segments_give_the_eager_bits():
+    f = vj.function(_rk4_sensitivities)
+    for k in range(5):  # trace, NumPy replays (warm-up), then the compiled segment
+        p = vj.constant([1.1 + 0.1 * k, 0.4 - 0.05 * k])
+        np.testing.assert_array_equal(f(p).numpy(), _rk4_sensitivities(p).numpy())
+    plan = next(iter(f._entries.values())).plans[0]
+    fused = [s for s in plan.fused_steps if s.kind == "op" and s.op.name == "Fused"]
+    assert fused and fused[0].op.forward.calls == 4
+    assert sum(len(s.op.forward.steps) for s in fused) > 100
+
+
+def test_fused_segments_keep_ieee_results_and_split_at_guards():
+    def f(x, y):
+        z = x
+        for _ in range(15):
+            z = z * y - x
+        s = vj.reduce_sum(z)  # not fused: ends the segment
+        if s > 0:             # a guard between two segments
+            z = -z
+        for _ in range(15):
+            z = z / y + x
+        return z
+    g = vj.function(f)
+    with np.errstate(all="ignore"):
+        for y in ([1.0, 2.0, 0.5], [0.0, 1.0, -1.0], [-2.0, 1.5, 0.0], [0.0, 0.0, 3.0]) * 3:
+            x, y = vj.constant([0.5, -1.0, 2.0]), vj.constant(y)
+            np.testing.assert_array_equal(g(x, y).numpy(), f(x, y).numpy())
+    segments = [s.op.forward for plan in next(iter(g._entries.values())).plans
+                for s in plan.fused_steps if s.kind == "op" and s.op.name == "Fused"]
+    assert len(segments) == 4 and all(s.calls > 3 for s in segments)
+
+
+def test_large_temporaries_are_reused_only_when_no_view_of_them_lives_on():
+    def f(x):
+        a = vj.exp(x)                   # a fresh array ...
+        view = vj.transpose(a)          # ... that a live view shares
+        b = a * 2.0                     # a is dead here, its memory is not
+        c = vj.tanh(b) - 1.0            # b and then c can be written in place
+        flat = vj.reshape(c, [-1])
+        return vj.reshape(flat * flat, x.shape) + view, c
+    g = vj.function(f)
+    for _ in range(3):
+        x = vj.constant(RNG.standard_normal((200, 200)) * 0.1)
+        for got, want in zip(g(x), f(x)):
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+    plan = next(iter(g._entries.values())).plans[0]
+    into = [(s.op.name, s.into is not None) for s in plan.steps if s.kind == "op"]
+    assert ("Mul", False) in into and ("Tanh", True) in into and ("Sub", True) in into
+
+
+def test_chains_over_large_arrays_give_the_eager_bits():
+    """Runs of element-wise ops over one large shape become one compiled loop nest
+    (vecjac/_chains.py): broadcast operands, scalars, small ops interleaved (run first),
+    an intermediate read later, sums over a middle axis (with and without keepdims)."""
+    def f(t, a, b, c):
+        u = t * a + b * t          # (40, 64, 16) with (64, 16) and (16,) operands
+        small = vj.tanh(a) * 2.0   # interleaved small ops, independent of the chain
+        v = -(u / c) * (u - 1.5)
+        w = v * small + u
+        s1 = vj.reduce_sum(w, axis=1)
+        s2 = vj.reduce_sum(w * w, axis=0, keepdims=True)
+        return s1, s2, u, vj.reduce_sum(w)
+    g = vj.function(f)
+    for k in range(5):
+        t = vj.constant(RNG.standard_normal((40, 64, 16)))
+        a, b = vj.constant(RNG.standard_normal((64, 16))), vj.constant(RNG.standard_normal(16))
+        c = vj.constant(np.where(RNG.random((40, 1, 16)) < 0.1, 0.0, 1.0 + k))
+        with np.errstate(all="ignore"):
+            for got, want in zip(g(t, a, b, c), f(t, a, b, c)):
+                np.testing.assert_array_equal(got.numpy(), want.numpy())
+    plan = next(iter(g._entries.values())).plans[0]
+    chains = [s.op.forward for s in plan.fused_steps
+              if s.kind == "op" and type(s.op).__name__ == "_ChainOp"]
+    assert chains and chains[0].calls == 4
+    assert chains[0]._kernel not in (None, False) or _fusion.numba_module() is None
+    assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 2
+
+
+def test_non_contiguous_arguments_replay_as_contiguous_ones():
+    def f(x):
+        return vj.reduce_sum(x * x - x, axis=0)
+    g = vj.function(f)
+    base = RNG.standard_normal((300, 200))
+    for x in (base.T, np.ascontiguousarray(base.T), base.T * 2.0, base[::2, ::2].T):
+        np.testing.assert_array_equal(g(x).numpy(), f(vj.constant(np.ascontiguousarray(x)))
+                                      .numpy())
