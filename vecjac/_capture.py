@@ -214,7 +214,7 @@ class Capture(Transform):
             slot = self._read(var, tensor)
         if slot in self.consts:
             return
-        test = test or TESTS[how]
+        test = test or TESTS.get(how, _exact)  # other reads (a NumPy fallback): the value
         file, line, _ = _call_site()
         self.steps.append(Step("guard", ins=(slot,), test=test,
                                expected=test(tensor._value), how=how,

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 
 from . import nest
-from ._context import state
+from ._context import state, value_read
 from ._dispatch import convert_to_tensor
 from ._fn_args import strict
 from ._sparse import variables_hessian
