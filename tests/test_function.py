@@ -14,7 +14,7 @@ import vecjac as vj
 RNG = np.random.default_rng(3)
 
 
-def _close(a, b, **kw):
+def assert_close(a, b, **kw):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), **kw)
 
 
@@ -28,7 +28,7 @@ def test_one_trace_per_signature_and_replays_follow_the_inputs():
     g = vj.function(f)
     for _ in range(3):
         x = RNG.standard_normal(4)
-        _close(g(vj.constant(x), 2.0), np.sum(np.tanh(x)) * 2.0, rtol=1e-13)
+        assert_close(g(vj.constant(x), 2.0), np.sum(np.tanh(x)) * 2.0, rtol=1e-13)
     assert g.experimental_get_tracing_count() == 1 and len(calls) == 1
     g(vj.constant(RNG.standard_normal(4)), 3.0)   # another Python value: another trace
     g(RNG.standard_normal(5), 2.0)                # another shape (a NumPy array is a tensor)
@@ -46,8 +46,8 @@ def test_structures_kwargs_and_python_outputs():
     for _ in range(2):
         a, b, w = RNG.standard_normal((3, 2))
         out = f((vj.constant(a), b), {"w": vj.constant(w)}, shift=1.5)
-        _close(out["sum"], a + b + 1.5)
-        _close(out["prod"], a * w)
+        assert_close(out["sum"], a + b + 1.5)
+        assert_close(out["prod"], a * w)
         assert out["tag"] == "ok" and out["none"] is None
     assert f.experimental_get_tracing_count() == 1
 
@@ -55,8 +55,8 @@ def test_structures_kwargs_and_python_outputs():
 def test_the_same_tensor_twice_is_two_inputs():
     f = vj.function(lambda x, y: x - 2.0 * y)
     x = vj.constant([1.0, 2.0])
-    _close(f(x, x), [-1.0, -2.0])
-    _close(f(x, vj.constant([0.0, 0.0])), [1.0, 2.0])
+    assert_close(f(x, x), [-1.0, -2.0])
+    assert_close(f(x, vj.constant([0.0, 0.0])), [1.0, 2.0])
 
 
 def test_returns_an_input_and_a_constant():
@@ -65,9 +65,9 @@ def test_returns_an_input_and_a_constant():
     x = vj.constant([1.0])
     f(x)
     out = f(vj.constant([2.0]))
-    _close(out[0], [2.0])
-    _close(out[1], [5.0])
-    _close(out[2], [2.0])
+    assert_close(out[0], [2.0])
+    assert_close(out[1], [5.0])
+    assert_close(out[2], [2.0])
 
 
 def test_retracing_warning_after_five_new_signatures():
@@ -83,9 +83,9 @@ def test_retracing_warning_after_five_new_signatures():
 def test_reduce_retracing_traces_a_signature_when_it_comes_again():
     f = vj.function(lambda x: x * 2.0, reduce_retracing=True)
     for n in range(1, 6):
-        _close(f(np.ones(n)), 2.0 * np.ones(n))
+        assert_close(f(np.ones(n)), 2.0 * np.ones(n))
     assert f.experimental_get_tracing_count() == 0
-    _close(f(np.ones(3)), 2.0 * np.ones(3))
+    assert_close(f(np.ones(3)), 2.0 * np.ones(3))
     assert f.experimental_get_tracing_count() == 1
 
 
@@ -97,7 +97,7 @@ def test_python_if_on_a_tensor_gives_the_eager_branch():
             return x * 2.0
         return x * 3.0
     for x in ([1.0, 2.0], [-1.0, -2.0], [3.0, 1.0], [-5.0, 1.0]):
-        _close(f(vj.constant(x)), np.asarray(x) * (2.0 if sum(x) > 0 else 3.0))
+        assert_close(f(vj.constant(x)), np.asarray(x) * (2.0 if sum(x) > 0 else 3.0))
     assert f.experimental_get_tracing_count() == 2  # one trace per branch, then replays
 
 
@@ -109,7 +109,7 @@ def test_float_read_changing_every_call_falls_back_to_eager_with_a_warning():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for k in range(9):
-            _close(f(x, vj.constant(float(k))), [k, 2.0 * k])
+            assert_close(f(x, vj.constant(float(k))), [k, 2.0 * k])
     assert any("float()" in str(w.message) and "eagerly" in str(w.message) for w in caught)
     assert f.experimental_get_tracing_count() == 5
 
@@ -122,7 +122,7 @@ def test_numpy_and_int_reads_are_guarded():
     x = vj.constant([1.0, 2.0, 3.0])
     for n, xs in ((2, x), (2, x), (3, x), (2, x * 2.0)):
         xv = xs.numpy()
-        _close(f(xs, vj.constant(n)), xv[:n] * xv.sum())
+        assert_close(f(xs, vj.constant(n)), xv[:n] * xv.sum())
 
 
 def test_boolean_mask_and_where_indices_follow_the_values():
@@ -132,8 +132,8 @@ def test_boolean_mask_and_where_indices_follow_the_values():
     for x in ([1.0, -1.0, 2.0], [-1.0, -1.0, 3.0], [1.0, 2.0, 3.0], [1.0, -1.0, 2.0]):
         x = np.asarray(x)
         masked, idx = f(vj.constant(x))
-        _close(masked, x[x > 0] * 2.0)
-        _close(idx, np.argwhere(x > 1))
+        assert_close(masked, x[x > 0] * 2.0)
+        assert_close(idx, np.argwhere(x > 1))
     assert f.experimental_get_tracing_count() == 3
 
 
@@ -146,7 +146,7 @@ def test_vj_cond_and_while_loop_follow_the_values():
         return y
     for x, n in (([1.0], 2), ([1.0], 3), ([-1.0], 2), ([2.0], 2)):
         expected = (np.asarray(x) * 2.0 if sum(x) > 0 else -np.asarray(x)) * 2.0 ** n
-        _close(f(vj.constant(x), vj.constant(n)), expected)
+        assert_close(f(vj.constant(x), vj.constant(n)), expected)
 
 
 def test_structured_seeds_with_a_non_finite_factor_replay_as_eager():
@@ -162,7 +162,7 @@ def test_structured_seeds_with_a_non_finite_factor_replay_as_eager():
     f = vj.function(jac)
     a = RNG.standard_normal(n)
     x = vj.constant(RNG.standard_normal(n))
-    _close(f(vj.constant(a), x), np.diag(a))
+    assert_close(f(vj.constant(a), x), np.diag(a))
     a2 = a.copy()
     a2[3] = np.inf
     with np.errstate(invalid="ignore"):
@@ -186,7 +186,7 @@ def test_batch_jacobian_interaction_probe_warns_when_examples_start_to_interact(
     with pytest.warns(vj.InteractingExamplesWarning):
         got = f(x, vj.constant(1.0))
     with pytest.warns(vj.InteractingExamplesWarning):
-        _close(got, bj(x, vj.constant(1.0)))
+        assert_close(got, bj(x, vj.constant(1.0)))
 
 
 # -- state ------------------------------------------------------------------------------------
@@ -199,9 +199,9 @@ def test_variables_are_read_at_call_time_and_assignments_replay():
         count.assign_add(1.0)
         return x * v
     x = vj.constant([3.0, 4.0])
-    _close(f(x), [3.0, 8.0])
+    assert_close(f(x), [3.0, 8.0])
     v.assign([10.0, 20.0])
-    _close(f(x), [30.0, 80.0])
+    assert_close(f(x), [30.0, 80.0])
     f(x)
     assert count.numpy() == 3.0 and f.experimental_get_tracing_count() == 1
 
@@ -222,9 +222,9 @@ def test_reads_before_and_after_an_assignment_inside():
 def test_variable_value_read_by_python_is_guarded():
     v = vj.Variable(2.0)
     f = vj.function(lambda x: x * v.numpy())
-    _close(f(vj.constant(1.0)), 2.0)
+    assert_close(f(vj.constant(1.0)), 2.0)
     v.assign(5.0)
-    _close(f(vj.constant(1.0)), 5.0)
+    assert_close(f(vj.constant(1.0)), 5.0)
 
 
 def test_random_ops_draw_the_eager_sequence():
@@ -237,7 +237,7 @@ def test_random_ops_draw_the_eager_sequence():
     g = vj.function(f)
     traced = [g(x).numpy() for _ in range(3)]
     vj.random.set_seed(None)
-    _close(traced, eager, rtol=0, atol=0)
+    assert_close(traced, eager, rtol=0, atol=0)
     assert not np.allclose(traced[0], traced[1])
 
 
@@ -259,7 +259,7 @@ def test_functional_transforms_inside(transform):
         x = vj.constant(RNG.standard_normal(3))
         got, want = vj.nest.flatten(f(x)), vj.nest.flatten(transform(x))
         for g, w in zip(got, want):
-            _close(g, w, rtol=1e-12, atol=1e-14)
+            assert_close(g, w, rtol=1e-12, atol=1e-14)
     assert f.experimental_get_tracing_count() == 1
 
 
@@ -277,9 +277,9 @@ def test_tapes_jacobian_and_batch_jacobian_inside():
         d = np.where(z > 0, 1.0, np.exp(np.minimum(z, 0)))
         y = np.where(z > 0, z, np.expm1(np.minimum(z, 0)))
         g, j, bj = f(vj.constant(w), vj.constant(x))
-        _close(g, x.T @ (2 * y * d), rtol=1e-12)
-        _close(j, np.einsum("bk,bi,kj->bkij", d, x, np.eye(2)), rtol=1e-12, atol=1e-15)
-        _close(bj, np.einsum("bk,ik->bki", d, w), rtol=1e-12)
+        assert_close(g, x.T @ (2 * y * d), rtol=1e-12)
+        assert_close(j, np.einsum("bk,bi,kj->bkij", d, x, np.eye(2)), rtol=1e-12, atol=1e-15)
+        assert_close(bj, np.einsum("bk,ik->bki", d, w), rtol=1e-12)
     assert f.experimental_get_tracing_count() == 1
 
 
@@ -291,7 +291,7 @@ def test_function_of_a_hessian_in_a_newton_loop():
         x = x - np.linalg.solve(hess(x).numpy(), grad(x).numpy())
         x_eager = x_eager - np.linalg.solve(vj.hessian(_loss)(x_eager).numpy(),
                                             vj.grad(_loss)(x_eager).numpy())
-    _close(x, x_eager, rtol=1e-12)
+    assert_close(x, x_eager, rtol=1e-12)
     assert hess.experimental_get_tracing_count() == 1
 
 
@@ -305,8 +305,8 @@ def test_newton_step_inside():
     for _ in range(4):
         eager = vj.newton_step(loss1, [w1], damping=1e-3).loss
         traced = step()
-        _close(w2.numpy(), w1.numpy(), rtol=1e-12)
-        _close(traced, eager, rtol=1e-12)
+        assert_close(w2.numpy(), w1.numpy(), rtol=1e-12)
+        assert_close(traced, eager, rtol=1e-12)
     assert step.experimental_get_tracing_count() == 1
 
 
@@ -318,7 +318,7 @@ def test_a_tape_outside_differentiates_through_a_function():
         with vj.GradientTape() as tape:
             tape.watch(x)
             z = f(x, y) * 3.0
-        _close(tape.gradient(z, x), 3.0 * np.cos(x.numpy()) * y.numpy())
+        assert_close(tape.gradient(z, x), 3.0 * np.cos(x.numpy()) * y.numpy())
         f(x, y)  # a call outside any transform: traces once
     assert f.experimental_get_tracing_count() == 1
 
@@ -329,10 +329,10 @@ def test_an_accumulator_and_functional_transforms_outside():
     f(x)
     with vj.autodiff.ForwardAccumulator(x, vj.constant([1.0, 0.0])) as acc:
         y = f(x)
-    _close(acc.jvp(y), [np.cos(0.3) * 0.3 + np.sin(0.3), 0.0])
-    _close(vj.grad(lambda x: vj.reduce_sum(f(x)))(x), np.cos(x.numpy()) * x.numpy()
+    assert_close(acc.jvp(y), [np.cos(0.3) * 0.3 + np.sin(0.3), 0.0])
+    assert_close(vj.grad(lambda x: vj.reduce_sum(f(x)))(x), np.cos(x.numpy()) * x.numpy()
            + np.sin(x.numpy()))
-    _close(vj.hessian(lambda x: vj.reduce_sum(f(x)))(x),
+    assert_close(vj.hessian(lambda x: vj.reduce_sum(f(x)))(x),
            np.diag(2 * np.cos(x.numpy()) - x.numpy() * np.sin(x.numpy())), atol=1e-14)
 
 
@@ -340,9 +340,9 @@ def test_inside_pfor_and_nested_functions():
     inner = vj.function(lambda x: x * x)
     outer = vj.function(lambda x: inner(x) + 1.0)
     x = vj.constant([1.0, 2.0, 3.0])
-    _close(outer(x), [2.0, 5.0, 10.0])
-    _close(vj.vectorized_map(lambda r: inner(r) * 2.0, x), [2.0, 8.0, 18.0])
-    _close(outer(vj.constant([2.0, 2.0, 2.0])), [5.0, 5.0, 5.0])
+    assert_close(outer(x), [2.0, 5.0, 10.0])
+    assert_close(vj.vectorized_map(lambda r: inner(r) * 2.0, x), [2.0, 8.0, 18.0])
+    assert_close(outer(vj.constant([2.0, 2.0, 2.0])), [5.0, 5.0, 5.0])
 
 
 def test_custom_gradient_inside_with_a_tape_outside():
@@ -356,7 +356,7 @@ def test_custom_gradient_inside_with_a_tape_outside():
         with vj.GradientTape() as tape:
             tape.watch(x)
             out = f(x)
-        _close(tape.gradient(out, x), 0.5 * 2 * (2.0 + k))
+        assert_close(tape.gradient(out, x), 0.5 * 2 * (2.0 + k))
 
 
 def test_a_failing_replay_raises_the_eager_error():
@@ -381,12 +381,12 @@ def test_method_with_input_signature_as_in_the_guide():
             return clip_gradients(x)
     model = MyModule()
     x = vj.constant([-2.0, 2.0])
-    _close(model.call_custom_grad(x), [-2.0, 2.0])
-    _close(model.call_custom_grad([1.0, 3.0, 4.0]), [1.0, 3.0, 4.0])  # converted
+    assert_close(model.call_custom_grad(x), [-2.0, 2.0])
+    assert_close(model.call_custom_grad([1.0, 3.0, 4.0]), [1.0, 3.0, 4.0])  # converted
     with vj.GradientTape() as tape:
         tape.watch(x)
         out = model.call_custom_grad(x)
-    _close(tape.gradient(out, x), [0.5 / np.sqrt(2)] * 2)
+    assert_close(tape.gradient(out, x), [0.5 / np.sqrt(2)] * 2)
     with pytest.raises(TypeError, match="input_signature"):
         model.call_custom_grad(vj.constant([1.0], vj.float32))
     with pytest.raises(TypeError, match="input_signature"):

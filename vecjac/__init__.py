@@ -32,9 +32,10 @@ from ._tape import GradientTape  # noqa: E402
 from ._jacobians import InteractingExamplesWarning  # noqa: E402
 from ._gradients import RegisterGradient, custom_gradient, stop_gradient  # noqa: E402
 from .ops.math_ops import (add, subtract, multiply, divide, truediv, negative, pow,  # noqa
-                           maximum, minimum, squared_difference, floordiv, floormod,
-                           equal, not_equal, less, less_equal, greater, greater_equal,
-                           logical_and, logical_or, logical_xor, logical_not, cast, where)
+                           maximum, minimum, squared_difference, floordiv, floormod)
+from .ops.logic_ops import (equal, not_equal, less, less_equal, greater,  # noqa: E402
+                            greater_equal, logical_and, logical_or, logical_xor,
+                            logical_not, cast, where)
 from .ops.unary_ops import *  # noqa: F401,F403,E402
 from .ops.special_ops import *  # noqa: F401,F403,E402
 from .ops.reduce_ops import *  # noqa: F401,F403,E402

@@ -17,7 +17,7 @@ from ._errors import NotDifferentiableWarning
 from ._tensor import Tensor
 from ._variables import Variable
 from .ops.array_ops import identity
-from .ops.math_ops import cast
+from .ops.logic_ops import cast
 
 
 def strict(transform, what):

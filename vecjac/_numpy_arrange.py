@@ -16,6 +16,7 @@ from .ops import array_ops as _a
 from .ops import index_ops as _i
 from .ops import layout_ops as _l
 from .ops import math_ops as _m
+from .ops import logic_ops as _lo
 
 
 # -- reversals and rotations -----------------------------------------------------------------
@@ -136,7 +137,7 @@ def _triangle(lower, fn):
         mask = np.tri(rows, cols, k, dtype=bool) if lower else \
             ~np.tri(rows, cols, k - 1, dtype=bool)
         # a select, not a product with the mask: inf and NaN outside the triangle go too
-        return _m.where(Tensor(mask), m, Tensor(np.zeros((), _dtype(m))))
+        return _lo.where(Tensor(mask), m, Tensor(np.zeros((), _dtype(m))))
     return adapter
 
 

@@ -19,6 +19,7 @@ from ._tensor import Tensor
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import math_ops as _m
+from .ops import logic_ops as _lo
 from .ops import norm_ops as _n
 from .ops import reduce_ops as _r
 from .ops import unary_ops as _u
@@ -46,21 +47,21 @@ def _axes(axis):
 
 
 def _cast_to(x, dtype):
-    return x if dtype is None or _dtype(x) == np.dtype(dtype) else _m.cast(x, dtype)
+    return x if dtype is None or _dtype(x) == np.dtype(dtype) else _lo.cast(x, dtype)
 
 
 def _widen_int(x):
     """np.sum / np.prod accumulate small integers and bools in the default integer type."""
     dt = _dtype(x)
     if dt.kind == "b" or (dt.kind == "i" and dt.itemsize < 8):
-        return _m.cast(x, np.int64)
+        return _lo.cast(x, np.int64)
     if dt.kind == "u" and dt.itemsize < 8:
-        return _m.cast(x, np.uint64)
+        return _lo.cast(x, np.uint64)
     return x
 
 
 def _to_float(x):
-    return x if _dtype(x).kind in "fc" else _m.cast(x, np.float64)
+    return x if _dtype(x).kind in "fc" else _lo.cast(x, np.float64)
 
 
 def _keep(keepdims):
@@ -103,7 +104,7 @@ _functions("vj.reduce_min", "min", "amin")(_extremum(_r.reduce_min))
 def _boolean(vj_fn):
     def adapter(a, axis=None, out=None, keepdims=False, *, where=None):
         _no(where=where if where is not True else None)
-        x = a if _dtype(a).kind == "b" else _m.not_equal(a, 0)
+        x = a if _dtype(a).kind == "b" else _lo.not_equal(a, 0)
         return vj_fn(x, axis=_axes(axis), keepdims=_keep(keepdims))
     return adapter
 
@@ -218,9 +219,9 @@ def _plain_value(x, fn, arg):
 def _where(condition, *xy):
     if len(xy) != 2:
         raise _Unsupported("np.where(condition) (indices)")
-    cond = condition if _dtype(condition) == np.bool_ else _m.not_equal(condition, 0)
+    cond = condition if _dtype(condition) == np.bool_ else _lo.not_equal(condition, 0)
     x, y = _common(xy, None)
-    return _m.where(cond, x, y)
+    return _lo.where(cond, x, y)
 
 
 @_functions("vj.clip_by_value / vj.maximum / vj.minimum", "clip")

@@ -19,6 +19,7 @@ from .ops import array_ops as _a
 from .ops import index_ops as _i
 from .ops import layout_ops as _l
 from .ops import math_ops as _m
+from .ops import logic_ops as _lo
 from .ops import sort_ops as _so
 
 
@@ -105,7 +106,7 @@ def _put_along_axis(arr, indices, values, axis):
     first = np.arange(int(np.prod([a.shape[k] for k in others], dtype=np.int64)))
     first = np.broadcast_to(first.reshape(tuple(a.shape[k] for k in others)), rows)
     idx = _a.broadcast_to(moved(idx), rows + (idx.shape[ax],))
-    idx = _m.where(_m.less(idx, 0), _m.add(idx, n), idx)
+    idx = _lo.where(_lo.less(idx, 0), _m.add(idx, n), idx)
     positions = _m.add(idx, Tensor((first * n)[..., None]))
     full = list(rows)
     full.insert(ax, idx.shape[-1])
@@ -200,5 +201,5 @@ def _select(condlist, choicelist, default=0):
     shape = np.broadcast_shapes(*[_shape(x) for x in list(condlist) + list(choicelist)])
     result = _a.broadcast_to(result, shape)
     for cond, choice in zip(condlist[::-1], choices[::-1]):
-        result = _m.where(cond, choice, result)
+        result = _lo.where(cond, choice, result)
     return result

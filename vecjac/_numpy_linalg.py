@@ -24,6 +24,7 @@ from .ops import layout_ops as _l
 from .ops import linalg_ops as _la
 from .ops import linear_ops as _lin
 from .ops import math_ops as _m
+from .ops import logic_ops as _lo
 from .ops import norm_ops as _n
 from .ops import reduce_ops as _r
 from .ops import sort_ops as _so
@@ -232,7 +233,7 @@ def _vector_norm(x, ord, axes, keepdims, fn):
     if ord == -np.inf:
         return _r.reduce_min(absx, axis=axes, keepdims=keepdims)
     if ord == 0:
-        nonzero = _m.cast(_m.not_equal(x, 0), _dtype(absx))
+        nonzero = _lo.cast(_lo.not_equal(x, 0), _dtype(absx))
         return _r.reduce_sum(nonzero, axis=axes, keepdims=keepdims)
     if ord == 1:
         return _r.reduce_sum(absx, axis=axes, keepdims=keepdims)

@@ -21,6 +21,7 @@ from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import index_ops as _i
 from .ops import math_ops as _m
+from .ops import logic_ops as _lo
 from .ops import sort_ops as _so
 from .ops import unary_ops as _u
 
@@ -56,7 +57,7 @@ def _diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
         a = _a.concat(_common(parts, None), axis)
     for _ in range(n):
         hi, lo = _along(a, axis, slice(1, None)), _along(a, axis, slice(None, -1))
-        a = _m.not_equal(hi, lo) if _dtype(a) == np.bool_ else _m.subtract(hi, lo)
+        a = _lo.not_equal(hi, lo) if _dtype(a) == np.bool_ else _m.subtract(hi, lo)
     return a
 
 
@@ -132,7 +133,7 @@ def _gradient(f, *varargs, axis=None, edge_order=1):
     fn = "np.gradient"
     f = to_input(f, fn=fn, arg="f")
     if f.dtype.kind not in "fc":
-        f = _m.cast(f, np.float64)
+        f = _lo.cast(f, np.float64)
     axes = tuple(range(f.ndim)) if axis is None else _axis_tuple(axis, f.ndim, fn)
     if not varargs:
         spacings = [1.0] * len(axes)
@@ -180,7 +181,7 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
     if dtype is not None:
         if np.dtype(dtype).kind in "iu":
             y = _u.floor(y)
-        y = _m.cast(y, dtype)
+        y = _lo.cast(y, dtype)
     return (y, step) if retstep else y
 
 
@@ -197,9 +198,9 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         raise TypeError(f"{fn}: x and xp must be real, got dtypes {_dtype(x)} and "
                         f"{_dtype(xp)}")
     out = np.complex128 if _dtype(fp).kind == "c" else np.float64
-    x, xp = _m.cast(to_input(x, fn=fn, arg="x"), np.float64), _m.cast(
+    x, xp = _lo.cast(to_input(x, fn=fn, arg="x"), np.float64), _lo.cast(
         to_input(xp, fn=fn, arg="xp"), np.float64)
-    fp = _m.cast(to_input(fp, fn=fn, arg="fp"), out)
+    fp = _lo.cast(to_input(fp, fn=fn, arg="fp"), out)
     if xp.ndim != 1 or fp.ndim != 1:
         raise ValueError(f"{fn}: xp and fp must be 1-D, got shapes {xp.shape} and {fp.shape}")
     if xp.shape != fp.shape:
@@ -222,20 +223,20 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
     left = first if left is None else _cast_to(left, out)
     right = last if right is None else _cast_to(right, out)
     if n == 1:
-        y = _m.where(_m.greater(x, xp[0]), right, _a.broadcast_to(first, x.shape))
+        y = _lo.where(_lo.greater(x, xp[0]), right, _a.broadcast_to(first, x.shape))
     else:
         j = _m.subtract(apply(_so.SearchSorted, xp, x, side="right"), 1)
         j = _m.minimum(_m.maximum(j, 0), n - 2)
         x0, x1 = _i.gather(xp, j), _i.gather(xp, _m.add(j, 1))
         y0, y1 = _i.gather(fp, j), _i.gather(fp, _m.add(j, 1))
         width = _m.subtract(x1, x0)
-        width = _m.where(_m.equal(width, 0), 1.0, width)  # repeated xp: never used, kept finite
+        width = _lo.where(_lo.equal(width, 0), 1.0, width)  # repeated xp: never used, kept finite
         slope = _m.divide(_m.subtract(y1, y0), _cast_to(width, out))
         y = _m.add(_m.multiply(slope, _cast_to(_m.subtract(x, x0), out)), y0)
-        y = _m.where(_m.greater_equal(x, xp[-1]), last, y)  # x == xp[-1] gives fp[-1]
-        y = _m.where(_m.greater(x, xp[-1]), right, y)
-    y = _m.where(_m.less(x, xp[0]), left, y)
-    return _m.where(_u.is_nan(x), _cast_to(x, out), y)
+        y = _lo.where(_lo.greater_equal(x, xp[-1]), last, y)  # x == xp[-1] gives fp[-1]
+        y = _lo.where(_lo.greater(x, xp[-1]), right, y)
+    y = _lo.where(_lo.less(x, xp[0]), left, y)
+    return _lo.where(_u.is_nan(x), _cast_to(x, out), y)
 
 
 # -- element-wise helpers ------------------------------------------------------------------
@@ -246,11 +247,11 @@ def _sinc(x):
     y = _m.multiply(_to_float(x), math.pi)
     # near 0 the series 1 - y^2/6 + y^4/120 (error < y^6/5040 < 3e-16): the quotient's
     # 0/0 would make the derivatives there NaN
-    small = _m.less(_u.abs(y), 1e-2)
-    safe = _m.where(small, 1.0, y)
+    small = _lo.less(_u.abs(y), 1e-2)
+    safe = _lo.where(small, 1.0, y)
     y2 = _m.multiply(y, y)
     series = _m.add(_m.subtract(1.0, _m.divide(y2, 6.0)), _m.divide(_m.multiply(y2, y2), 120.0))
-    return _m.where(small, series, _m.divide(_u.sin(safe), safe))
+    return _lo.where(small, series, _m.divide(_u.sin(safe), safe))
 
 
 @_functions("vj.where (NaN, +inf, -inf replaced)", "nan_to_num")
@@ -264,9 +265,9 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     with np.errstate(over="ignore"):
         fills = [Tensor(np.asarray(v, dt)) for v in (
             nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf)]
-    out = _m.where(_m.equal(x, -np.inf), fills[2], x)
-    out = _m.where(_m.equal(x, np.inf), fills[1], out)
-    return _m.where(_u.is_nan(x), fills[0], out)
+    out = _lo.where(_lo.equal(x, -np.inf), fills[2], x)
+    out = _lo.where(_lo.equal(x, np.inf), fills[1], out)
+    return _lo.where(_u.is_nan(x), fills[0], out)
 
 
 def _real_dtype(dt):
@@ -276,14 +277,14 @@ def _real_dtype(dt):
 @_functions("vj.identity (real dtypes) / vj.cast (complex)", "real")
 def _real(val):
     dt = _dtype(val)
-    return _m.cast(val, _real_dtype(dt)) if dt.kind == "c" else _a.identity(val)
+    return _lo.cast(val, _real_dtype(dt)) if dt.kind == "c" else _a.identity(val)
 
 
 @_functions("zeros (real dtypes) / vj.cast(-1j * val) (complex)", "imag")
 def _imag(val):
     dt = _dtype(val)
     if dt.kind == "c":
-        return _m.cast(_m.multiply(val, -1j), _real_dtype(dt))
+        return _lo.cast(_m.multiply(val, -1j), _real_dtype(dt))
     return _c.zeros_like(val)
 
 
@@ -295,4 +296,4 @@ def _real_if_close(a, tol=100):
     if tol > 1:
         tol = np.finfo(dt).eps * tol
     value = a._value if isinstance(a, Tensor) else a.read_value()._value
-    return _m.cast(a, _real_dtype(dt)) if np.all(np.abs(value.imag) < tol) else _a.identity(a)
+    return _lo.cast(a, _real_dtype(dt)) if np.all(np.abs(value.imag) < tol) else _a.identity(a)

@@ -12,6 +12,7 @@ from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import linear_ops as _lin
 from .ops import math_ops as _m
+from .ops import logic_ops as _lo
 from .ops import reduce_ops as _r
 from .ops import unary_ops as _u
 
@@ -25,11 +26,11 @@ for _np_name_, _fn in [
         ("add", _m.add), ("subtract", _m.subtract), ("multiply", _m.multiply),
         ("divide", _m.divide), ("floor_divide", _m.floordiv), ("remainder", _m.floormod),
         ("power", _m.pow), ("maximum", _m.maximum), ("minimum", _m.minimum),
-        ("equal", _m.equal), ("not_equal", _m.not_equal), ("less", _m.less),
-        ("less_equal", _m.less_equal), ("greater", _m.greater),
-        ("greater_equal", _m.greater_equal), ("logical_and", _m.logical_and),
-        ("logical_or", _m.logical_or), ("logical_xor", _m.logical_xor),
-        ("logical_not", _m.logical_not), ("negative", _m.negative), ("matmul", _lin.matmul),
+        ("equal", _lo.equal), ("not_equal", _lo.not_equal), ("less", _lo.less),
+        ("less_equal", _lo.less_equal), ("greater", _lo.greater),
+        ("greater_equal", _lo.greater_equal), ("logical_and", _lo.logical_and),
+        ("logical_or", _lo.logical_or), ("logical_xor", _lo.logical_xor),
+        ("logical_not", _lo.logical_not), ("negative", _m.negative), ("matmul", _lin.matmul),
         ("absolute", _u.abs), ("fabs", _u.abs), ("sign", _u.sign), ("sqrt", _u.sqrt),
         ("square", _u.square), ("exp", _u.exp), ("expm1", _u.expm1), ("log", _u.log),
         ("log1p", _u.log1p), ("sin", _u.sin), ("cos", _u.cos), ("tan", _u.tan),
@@ -93,7 +94,7 @@ def _conjugate(x):
 @_ufuncs("vj.pow in float64 (complex128)", "float_power")
 def _float_power(x, y):
     dt = np.complex128 if "c" in (_dtype(x).kind, _dtype(y).kind) else np.float64
-    return _m.pow(_m.cast(x, dt), _m.cast(y, dt))
+    return _m.pow(_lo.cast(x, dt), _lo.cast(y, dt))
 
 
 @_ufuncs("vj.sqrt(x**2 + y**2)", "hypot")
@@ -107,11 +108,11 @@ def _log_add(log1p_of_exp):
     both inputs, so each gets half there)."""
     def fn(x, y):
         x, y = _float_common([x, y])
-        first = _m.greater_equal(x, y)
-        hi, lo = _m.where(first, x, y), _m.where(first, y, x)
+        first = _lo.greater_equal(x, y)
+        hi, lo = _lo.where(first, x, y), _lo.where(first, y, x)
         gap = _m.subtract(lo, hi)
         # equal infinities: inf - inf is NaN, NumPy gives x + log(2) (= x)
-        gap = _m.where(_m.logical_and(_u.is_inf(x), _m.equal(x, y)), 0.0, gap)
+        gap = _lo.where(_lo.logical_and(_u.is_inf(x), _lo.equal(x, y)), 0.0, gap)
         return _m.add(hi, log1p_of_exp(gap))
     return fn
 
@@ -129,8 +130,8 @@ def _nan_ignoring(pick):
         x, y = _common([x, y], None)
         if _dtype(x).kind not in "fc":
             return pick(x, y)
-        out = _m.where(_u.is_nan(x), y, pick(x, y))
-        return _m.where(_u.is_nan(y), x, out)
+        out = _lo.where(_u.is_nan(x), y, pick(x, y))
+        return _lo.where(_u.is_nan(y), x, out)
     return fn
 
 
@@ -144,14 +145,14 @@ def _arctan2(y, x):
     # well conditioned, so the gradient is right everywhere but the origin; the safe
     # denominators keep the unused branch finite (a NaN there would poison the gradient)
     one = _c.ones_like(_m.add(x, y))
-    xs = _m.where(_m.equal(x, 0), one, x)
-    ys = _m.where(_m.equal(y, 0), one, y)
+    xs = _lo.where(_lo.equal(x, 0), one, x)
+    ys = _lo.where(_lo.equal(y, 0), one, y)
     near_x = _u.atan(_m.divide(y, xs))
-    turn = _m.where(_m.greater_equal(y, 0), _m.multiply(one, math.pi),
+    turn = _lo.where(_lo.greater_equal(y, 0), _m.multiply(one, math.pi),
                     _m.multiply(one, -math.pi))  # in the inputs' dtype (float32 stays)
-    near_x = _m.where(_m.less(x, 0), _m.add(near_x, turn), near_x)
+    near_x = _lo.where(_lo.less(x, 0), _m.add(near_x, turn), near_x)
     near_y = _m.subtract(_m.multiply(_u.sign(y), math.pi / 2), _u.atan(_m.divide(x, ys)))
-    return _m.where(_m.greater_equal(_u.abs(x), _u.abs(y)), near_x, near_y)
+    return _lo.where(_lo.greater_equal(_u.abs(x), _u.abs(y)), near_x, near_y)
 
 
 @_ufuncs("(vj.floordiv, vj.floormod)", "divmod")
@@ -167,9 +168,9 @@ def _bitwise(logical):
     return fn
 
 
-_ufuncs("vj.logical_and (bool)", "bitwise_and")(_bitwise(_m.logical_and))
-_ufuncs("vj.logical_or (bool)", "bitwise_or")(_bitwise(_m.logical_or))
-_ufuncs("vj.logical_xor (bool)", "bitwise_xor")(_bitwise(_m.logical_xor))
+_ufuncs("vj.logical_and (bool)", "bitwise_and")(_bitwise(_lo.logical_and))
+_ufuncs("vj.logical_or (bool)", "bitwise_or")(_bitwise(_lo.logical_or))
+_ufuncs("vj.logical_xor (bool)", "bitwise_xor")(_bitwise(_lo.logical_xor))
 
 
 @_ufuncs("vj.reduce_sum(x * y, axis=-1)", "vecdot")

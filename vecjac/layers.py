@@ -19,7 +19,7 @@ from ._tensor import Tensor
 from ._variables import Module, Variable
 from .ops.array_ops import reshape, stop_gradient
 from .ops.linear_ops import matmul
-from .ops.math_ops import cast
+from .ops.logic_ops import cast
 from .ops.reduce_ops import reduce_mean
 from .ops.unary_ops import rsqrt, square
 

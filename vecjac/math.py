@@ -1,5 +1,6 @@
 """vj.math: TF's tf.math namespace."""
 from .ops.linear_ops import *  # noqa: F401,F403
+from .ops.logic_ops import *  # noqa: F401,F403
 from .ops.math_ops import *  # noqa: F401,F403
 from .ops.norm_ops import *  # noqa: F401,F403
 from .ops.reduce_ops import *  # noqa: F401,F403

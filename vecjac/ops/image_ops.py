@@ -11,7 +11,7 @@ from .. import _pattern_rules as patterns
 from .._registry import Op, lib, register
 from .._samples import Arg, Sample
 from .array_ops import reshape
-from .math_ops import cast
+from .logic_ops import cast
 
 __all__ = ["adjust_contrast"]
 

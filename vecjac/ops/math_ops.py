@@ -1,9 +1,8 @@
-"""Element-wise binary arithmetic, comparisons, logical ops and cast.
+"""Element-wise binary arithmetic.
 
 Binary ops broadcast as NumPy does; their gradients un-broadcast (sum over the axes an
-input was broadcast along). Comparisons and logical ops are not differentiable.
-The rest of the math namespace (unary functions, reductions, matmul family) lives in
-sibling modules and is re-exported at the bottom, so `vecjac.ops.math_ops` is `vj.math`.
+input was broadcast along). Comparisons, logic, cast and where are in logic_ops.py; the
+rest of vj.math (unary functions, reductions, matmul family) in sibling modules.
 """
 import numpy as np
 
@@ -58,7 +57,7 @@ def _pick(pick_x, tx, ty, e):
     if tx is None and ty is None:
         return None
     zero = lib.zeros_like(e.outputs[0])
-    return where(pick_x, zero if tx is None else tx, zero if ty is None else ty)
+    return lib.where(pick_x, zero if tx is None else tx, zero if ty is None else ty)
 
 
 def _binary(op, x, y, fn, real=False):
@@ -227,9 +226,9 @@ class Pow(Op):
             gx = unbroadcast(g * _dpow_dx(x, y), x.shape)
         if e.needs[1]:
             # d/dy x**y = log(x) x**y, taken as 0 where x <= 0 (as TF does)
-            positive = greater(x, 0)
-            safe_x = where(positive, x, 1)
-            gy = unbroadcast(g * where(positive, lib.log(safe_x), 0) * e.outputs[0], y.shape)
+            positive = lib.greater(x, 0)
+            safe_x = lib.where(positive, x, 1)
+            gy = unbroadcast(g * lib.where(positive, lib.log(safe_x), 0) * e.outputs[0], y.shape)
         return gx, gy
 
     def jvp(self, e, tx, ty):
@@ -237,8 +236,8 @@ class Pow(Op):
         dx = None if tx is None else tx * _dpow_dx(x, y)
         dy = None
         if ty is not None:  # log(x) x**y, taken as 0 where x <= 0 (as the gradient)
-            positive = greater(x, 0)
-            dy = ty * where(positive, lib.log(where(positive, x, 1)), 0) * e.outputs[0]
+            positive = lib.greater(x, 0)
+            dy = ty * lib.where(positive, lib.log(lib.where(positive, x, 1)), 0) * e.outputs[0]
         return _plus(dx, dy)
 
 
@@ -246,8 +245,8 @@ def _dpow_dx(x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0: x**0 is constant, even at x = 0 (where
     y x**(y-1) would be 0 * inf). The guarded base keeps the masked branch finite, so
     that its own derivative (second order of x**1 at 0) is not 0 * inf either."""
-    zero_power = equal(y, 0)
-    return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
+    zero_power = lib.equal(y, 0)
+    return lib.where(zero_power, 0, y * pow(lib.where(zero_power, 1, x), y - 1))
 
 
 @register
@@ -264,12 +263,12 @@ class Maximum(Op):
 
     def gradient(self, e, g):
         x, y = e.inputs
-        pick_x = greater_equal(x, y)  # ties go to x, as in TF
-        return (unbroadcast(where(pick_x, g, 0), x.shape),
-                unbroadcast(where(pick_x, 0, g), y.shape))
+        pick_x = lib.greater_equal(x, y)  # ties go to x, as in TF
+        return (unbroadcast(lib.where(pick_x, g, 0), x.shape),
+                unbroadcast(lib.where(pick_x, 0, g), y.shape))
 
     def jvp(self, e, tx, ty):
-        return _pick(greater_equal(*e.inputs), tx, ty, e)
+        return _pick(lib.greater_equal(*e.inputs), tx, ty, e)
 
 
 @register
@@ -286,12 +285,12 @@ class Minimum(Op):
 
     def gradient(self, e, g):
         x, y = e.inputs
-        pick_x = less_equal(x, y)
-        return (unbroadcast(where(pick_x, g, 0), x.shape),
-                unbroadcast(where(pick_x, 0, g), y.shape))
+        pick_x = lib.less_equal(x, y)
+        return (unbroadcast(lib.where(pick_x, g, 0), x.shape),
+                unbroadcast(lib.where(pick_x, 0, g), y.shape))
 
     def jvp(self, e, tx, ty):
-        return _pick(less_equal(*e.inputs), tx, ty, e)
+        return _pick(lib.less_equal(*e.inputs), tx, ty, e)
 
 
 @register
@@ -445,168 +444,8 @@ def negative(x, name=None):
     return Neg(x)
 
 
-# -- comparisons and logic (not differentiable) -----------------------------------------
-def _compare(name, fn, public, kind, **bounds):
-    arg = getattr(Arg, kind)  # samples: broadcasting pairs of that kind of values
-    samples = (Sample(public, arg(2, "n", **bounds), arg("n", **bounds)),
-               Sample(public, arg(**bounds), arg(2, 1, **bounds)))
-    cls = type(name, (Op,), {"name": name, "differentiable": False,
-                             "converter": broadcasting, "samples": samples,
-                             "forward": lambda self, x, y: fn(x, y)})
-    return register(cls)
-
-
-# small ints for the (in)equalities, so that equal pairs are common
-Equal = _compare("Equal", np.equal, "equal", "int", hi=3)
-NotEqual = _compare("NotEqual", np.not_equal, "not_equal", "int", hi=3)
-Less = _compare("Less", np.less, "less", "float")
-LessEqual = _compare("LessEqual", np.less_equal, "less_equal", "int", hi=3)
-Greater = _compare("Greater", np.greater, "greater", "float")
-GreaterEqual = _compare("GreaterEqual", np.greater_equal, "greater_equal", "int", hi=3)
-LogicalAnd = _compare("LogicalAnd", np.logical_and, "logical_and", "bool")
-LogicalOr = _compare("LogicalOr", np.logical_or, "logical_or", "bool")
-LogicalXor = _compare("LogicalXor", np.logical_xor, "logical_xor", "bool")
-
-
-def equal(x, y, name=None):
-    return _binary(Equal, x, y, "equal")
-
-
-def not_equal(x, y, name=None):
-    return _binary(NotEqual, x, y, "not_equal")
-
-
-def less(x, y, name=None):
-    return _binary(Less, x, y, "less")
-
-
-def less_equal(x, y, name=None):
-    return _binary(LessEqual, x, y, "less_equal")
-
-
-def greater(x, y, name=None):
-    return _binary(Greater, x, y, "greater")
-
-
-def greater_equal(x, y, name=None):
-    return _binary(GreaterEqual, x, y, "greater_equal")
-
-
-def logical_and(x, y, name=None):
-    return _binary(LogicalAnd, x, y, "logical_and")
-
-
-def logical_or(x, y, name=None):
-    return _binary(LogicalOr, x, y, "logical_or")
-
-
-def logical_xor(x, y, name=None):
-    return _binary(LogicalXor, x, y, "logical_xor")
-
-
-@register
-class LogicalNot(Op):
-    name = "LogicalNot"
-    samples = (Sample("logical_not", Arg.bool(2, "n")), Sample("logical_not", Arg.bool()))
-    differentiable = False
-    converter = elementwise
-
-    def forward(self, x):
-        return np.logical_not(x)
-
-
-def logical_not(x, name=None):
-    return LogicalNot(x if type(x) is Tensor else to_input(x, (), "logical_not", "x"))
-
-
-# -- cast --------------------------------------------------------------------------------
-@register
-class Cast(Op):
-    name = "Cast"
-    pattern = patterns.elementwise
-    jvp = linear
-    samples = (Sample("cast", Arg.float(2, "n"), "float32",  # float32 output: loose tol
-                      tol={"eps": 1e-3, "rtol": 1e-3, "atol": 1e-3}),
-               Sample("cast", Arg.float(2, "n"), "int32", no_grad="integer output"),
-               Sample("cast", Arg.int("n", hi=5), "float64"))
-    converter = elementwise
-    structured = structured_rules.map_d(lambda d, dtype: cast(d, dtype))
-
-    def forward(self, x, dtype):
-        if x.dtype.kind == "c" and dtype.kind != "c":  # TF: the real part, explicitly
-            x = x.real
-        return x.astype(dtype, copy=False)
-
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        if x.dtype.kind not in "fc":
-            return None
-        return cast(g, x.dtype)
-
-
-def cast(x, dtype, name=None):
-    """x converted to `dtype` (a NumPy dtype or name: vj.float32, "float64", ...)."""
-    if dtype is None:  # np.dtype(None) would silently mean float64
-        raise TypeError("cast: dtype must be a NumPy dtype or dtype name, got None")
-    try:
-        dtype = np.dtype(dtype)
-    except TypeError:
-        raise TypeError(f"cast: dtype must be a NumPy dtype or dtype name, got {dtype!r}") from None
-    if dtype.kind not in "biufc":
-        raise TypeError(f"cast: dtype must be numeric, got {dtype}")
-    x = to_input(x, fn="cast", arg="x")
-    if x.dtype == dtype:
-        return x
-    return apply(Cast, x, dtype=dtype)
-
-
-# -- where (select): element-wise with three broadcasting inputs -------------------------
-@register
-class Select(Op):
-    name = "SelectV2"
-    pattern = patterns.broadcasting  # the union of both branches, whatever cond says
-    jvp = linear
-    samples = (Sample("where", Arg.bool(2, "n"), Arg.float(2, "n"), Arg.float("n")),
-               Sample("where", Arg.bool("n"), Arg.float(), Arg.float(2, "n")),
-               Sample("where", Arg.bool(), Arg.float(2, "n"), Arg.float()))  # scalar cond, y
-    samples += (Sample("where", Arg.bool("m", 1), Arg.float("n"), Arg.float("m", "n"),
-                       dim_range=(0, 3)),)
-    converter = broadcasting
-
-    def forward(self, cond, x, y):
-        return np.where(cond, x, y)
-
-    def gradient(self, e, g):
-        cond, x, y = e.inputs
-        zero = 0
-        gx = unbroadcast(where(cond, g, zero), x.shape) if e.needs[1] else None
-        gy = unbroadcast(where(cond, zero, g), y.shape) if e.needs[2] else None
-        return None, gx, gy
-
-
-def where(condition, x=None, y=None, name=None):
-    """Elements of x where condition is true, else of y (broadcasting), as TF's where.
-
-    With x and y both None, returns the int64 coordinates of the true elements
-    (shape (n, rank)); that form does not vectorize over loop-variant conditions.
-    """
-    if x is None and y is None:
-        return lib.where_indices(condition)
-    if x is None or y is None:
-        raise ValueError("where: give both x and y, or neither")
-    cond = to_input(condition, fn="where", arg="condition")
-    if cond.dtype != np.bool_:
-        raise TypeError(f"where: condition must be a bool tensor, got dtype {cond.dtype}")
-    x = to_input(x, (x, y), "where", "x")
-    y = to_input(y, (x, y), "where", "y")
-    broadcast_shape("where", cond.shape, x.shape, y.shape, names=("condition", "x", "y"))
-    return apply(Select, cond, x, y)
-
-
-__all__ = (["add", "subtract", "multiply", "divide", "truediv", "realdiv", "maximum",
-            "minimum", "squared_difference", "floordiv", "floor_div", "floormod", "mod",
-            "negative", "equal", "not_equal", "less", "less_equal", "greater",
-            "greater_equal", "logical_and", "logical_or", "logical_xor", "logical_not",
-            "cast", "where"])  # pow: exported explicitly (shadows a builtin)
+__all__ = ["add", "subtract", "multiply", "divide", "truediv", "realdiv", "maximum", "minimum",
+           "squared_difference", "floordiv", "floor_div", "floormod", "mod", "negative"]
+# pow is exported explicitly (vecjac/__init__.py, math.py): in __all__ it would shadow a builtin
 
 lib.publish(globals(), __all__ + ['_binary', 'pow', 'unbroadcast'])

@@ -10,6 +10,7 @@ from .._variables import Variable
 from . import index_ops as _i
 from . import linear_ops as _lin
 from . import math_ops as _m
+from . import logic_ops as _lo
 from . import unary_ops as _u
 
 
@@ -26,16 +27,16 @@ _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
     "__matmul__": lambda x, y: _lin.matmul(x, y),
     "__rmatmul__": lambda x, y: _lin.matmul(y, x),
     "__neg__": lambda x: _m.negative(x), "__pos__": lambda x: x,
-    "__abs__": lambda x: _u.abs(x), "__invert__": lambda x: _m.logical_not(x),
-    "__and__": lambda x, y: _m.logical_and(x, y),
-    "__rand__": lambda x, y: _m.logical_and(y, x),
-    "__or__": lambda x, y: _m.logical_or(x, y), "__ror__": lambda x, y: _m.logical_or(y, x),
-    "__xor__": lambda x, y: _m.logical_xor(x, y),
-    "__rxor__": lambda x, y: _m.logical_xor(y, x),
-    "__lt__": lambda x, y: _m.less(x, y), "__le__": lambda x, y: _m.less_equal(x, y),
-    "__gt__": lambda x, y: _m.greater(x, y), "__ge__": lambda x, y: _m.greater_equal(x, y),
+    "__abs__": lambda x: _u.abs(x), "__invert__": lambda x: _lo.logical_not(x),
+    "__and__": lambda x, y: _lo.logical_and(x, y),
+    "__rand__": lambda x, y: _lo.logical_and(y, x),
+    "__or__": lambda x, y: _lo.logical_or(x, y), "__ror__": lambda x, y: _lo.logical_or(y, x),
+    "__xor__": lambda x, y: _lo.logical_xor(x, y),
+    "__rxor__": lambda x, y: _lo.logical_xor(y, x),
+    "__lt__": lambda x, y: _lo.less(x, y), "__le__": lambda x, y: _lo.less_equal(x, y),
+    "__gt__": lambda x, y: _lo.greater(x, y), "__ge__": lambda x, y: _lo.greater_equal(x, y),
     # == and != stay element-wise as in NumPy and TF2; hashing is by identity
-    "__eq__": lambda x, y: _m.equal(x, y), "__ne__": lambda x, y: _m.not_equal(x, y),
+    "__eq__": lambda x, y: _lo.equal(x, y), "__ne__": lambda x, y: _lo.not_equal(x, y),
     "__getitem__": lambda x, key: _i.getitem(x, key),
 }
 

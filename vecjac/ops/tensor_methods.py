@@ -33,6 +33,7 @@ from . import array_ops as _a
 from . import creation_ops as _c
 from . import index_ops as _i
 from . import math_ops as _m
+from . import logic_ops as _lo
 from . import reduce_ops as _r
 
 
@@ -108,7 +109,7 @@ def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     if casting != "unsafe" and not np.can_cast(self.dtype, dtype, casting=casting):
         raise TypeError(f"astype: cannot cast from dtype {self.dtype} to {dtype} according "
                         f"to the rule {casting!r}")
-    return _m.cast(self, dtype)
+    return _lo.cast(self, dtype)
 
 
 def sort(self, axis=-1, kind=None, order=None, *, stable=None):
@@ -159,9 +160,9 @@ def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
         return _tensor(np.trace(self, axis1=axis1, axis2=axis2, dtype=dtype))
     d = diagonal(self, offset, axis1, axis2)
     if dtype is not None:
-        d = _m.cast(d, as_dtype(dtype, "trace: dtype"))
+        d = _lo.cast(d, as_dtype(dtype, "trace: dtype"))
     elif d.dtype.kind in "bi" and d.dtype.itemsize < 8:  # NumPy sums small ints as int64
-        d = _m.cast(d, np.int64)
+        d = _lo.cast(d, np.int64)
     return _r.reduce_sum(d, axis=-1)
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..ops.array_ops import concat, reshape, squeeze, transpose
 from ..ops.creation_ops import eye
 from ..ops.linalg_ops import cholesky, diag, diag_part, triangular_solve
-from ..ops.math_ops import logical_or, where
+from ..ops.logic_ops import logical_or, where
 from ..ops.reduce_ops import reduce_any, reduce_sum
 from ..ops.scipy_special_ops import gammaln, real_operands
 from ..ops.special_ops import xlogy

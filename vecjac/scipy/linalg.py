@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..ops.array_ops import reshape
 from ..ops.linalg_ops import triangular_solve
 from ..ops.linear_ops import matmul
-from ..ops.math_ops import cast
+from ..ops.logic_ops import cast
 from ..ops.matrix_function_ops import MatrixExponential, MatrixSquareRoot, SolveSylvester
 from ..ops.norm_ops import norm
 from ..ops.scipy_special_ops import result_dtype

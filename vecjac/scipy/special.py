@@ -17,6 +17,7 @@ import numpy as np
 
 from .._shapes import as_bool, broadcast_shape, normalize_axes
 from ..ops import math_ops as _m
+from ..ops import logic_ops as _lo
 from ..ops import nn_ops as _nn
 from ..ops import reduce_ops as _r
 from ..ops import special_ops as _s
@@ -86,12 +87,12 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         x, w = (t if t.shape == shape else broadcast_to(t, shape) for t in tensors)
     axes = normalize_axes(axis, x.ndim, fn)
     if b is not None:  # terms with weight 0 do not count (not even an infinite a)
-        x = _m.where(_m.equal(w, 0), -np.inf, x)
+        x = _lo.where(_lo.equal(w, 0), -np.inf, x)
     if x.size == 0:  # an empty sum is 0 (log: -inf), or the output itself is empty
         m = _r.reduce_sum(zeros_like(x), axis=axes, keepdims=True)
     else:
         m = stop_gradient(_r.reduce_max(x, axis=axes, keepdims=True))
-    m = _m.where(_u.is_finite(m), m, 0.0)  # all -inf, or +inf: no shift
+    m = _lo.where(_u.is_finite(m), m, 0.0)  # all -inf, or +inf: no shift
     terms = _u.exp(x - m)
     total = _r.reduce_sum(terms if b is None else terms * w, axis=axes, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):

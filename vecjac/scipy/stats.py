@@ -26,8 +26,7 @@ import numpy as np
 
 from ..ops.array_ops import stop_gradient
 from ..ops.creation_ops import zeros_like
-from ..ops.math_ops import (cast, equal, greater, greater_equal, less, less_equal,
-                            logical_and, logical_not, logical_or, where)
+from ..ops.logic_ops import cast, equal, greater, greater_equal, less, less_equal, logical_and, logical_not, logical_or, where
 from ..ops.scipy_special_ops import (betainc, betaln, gammainc, gammaincc, gammaln,
                                      log_ndtr, ndtr, real_operands, stdtr, xlog1py)
 from ..ops.special_ops import xlogy
