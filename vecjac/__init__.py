@@ -40,6 +40,7 @@ from .ops.unary_ops import *  # noqa: F401,F403,E402
 from .ops.special_ops import *  # noqa: F401,F403,E402
 from .ops.reduce_ops import *  # noqa: F401,F403,E402
 from .ops.linear_ops import *  # noqa: F401,F403,E402
+from .ops.einsum_ops import *  # noqa: F401,F403,E402
 from .ops.norm_ops import *  # noqa: F401,F403,E402
 from .ops.array_ops import *  # noqa: F401,F403,E402
 from .ops.index_ops import *  # noqa: F401,F403,E402

@@ -15,7 +15,6 @@ from ._tensor import Tensor
 from .ops import array_ops as _a
 from .ops import index_ops as _i
 from .ops import layout_ops as _l
-from .ops import math_ops as _m
 from .ops import logic_ops as _lo
 
 

@@ -20,6 +20,7 @@ from .ops import index_ops as _i
 from .ops import layout_ops as _l
 from .ops import linalg_ops as _la
 from .ops import linear_ops as _lin
+from .ops import einsum_ops as _ein
 from .ops import math_ops as _m
 from .ops import reduce_ops as _r
 
@@ -30,14 +31,14 @@ def _dot(a, b, out=None):
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
         return _m.multiply(a, b)
-    return _lin.tensordot(a, b, axes=[[na - 1], [max(nb - 2, 0)]])
+    return _ein.tensordot(a, b, axes=[[na - 1], [max(nb - 2, 0)]])
 
 
 @_functions("vj.tensordot over the flattened arrays", "vdot")
 def _vdot(a, b):
     if "c" in (_dtype(a).kind, _dtype(b).kind):
         raise _Unsupported("complex vdot")
-    return _lin.tensordot(_flat(a), _flat(b), axes=1)
+    return _ein.tensordot(_flat(a), _flat(b), axes=1)
 
 
 @_functions("vj.tensordot (last axes)", "inner")
@@ -45,7 +46,7 @@ def _inner(a, b):
     na, nb = len(_shape(a)), len(_shape(b))
     if na == 0 or nb == 0:
         return _m.multiply(a, b)
-    return _lin.tensordot(a, b, axes=[[na - 1], [nb - 1]])
+    return _ein.tensordot(a, b, axes=[[na - 1], [nb - 1]])
 
 
 @_functions("vj.reshape + vj.multiply", "outer", "linalg.outer")
@@ -55,7 +56,7 @@ def _outer(a, b, out=None):
 
 @_functions("vj.tensordot", "tensordot", "linalg.tensordot")
 def _tensordot(a, b, axes=2):
-    return _lin.tensordot(a, b, axes=axes)
+    return _ein.tensordot(a, b, axes=axes)
 
 
 def _label(k):
@@ -86,9 +87,9 @@ def _einsum(*operands, out=None, optimize=False, **kwargs):
     if not operands:
         raise ValueError("np.einsum: no operands given")
     if isinstance(operands[0], str):
-        return _lin.einsum(operands[0], *operands[1:])
+        return _ein.einsum(operands[0], *operands[1:])
     equation, arrays = _sublist_form(operands)
-    return _lin.einsum(equation, *arrays)
+    return _ein.einsum(equation, *arrays)
 
 
 @_functions("vj.matmul", "linalg.matmul")

@@ -7,7 +7,6 @@ the Tensor's dtype ("weak" scalars), so float32 code stays float32.
 """
 import itertools
 import math
-import numbers
 
 import numpy as np
 

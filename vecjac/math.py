@@ -1,4 +1,5 @@
 """vj.math: TF's tf.math namespace."""
+from .ops.einsum_ops import *  # noqa: F401,F403
 from .ops.linear_ops import *  # noqa: F401,F403
 from .ops.logic_ops import *  # noqa: F401,F403
 from .ops.math_ops import *  # noqa: F401,F403

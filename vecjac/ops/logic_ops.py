@@ -6,7 +6,6 @@ broadcasting inputs.
 """
 import numpy as np
 
-from .._context import value_read
 from .._tensor import Tensor
 from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules

@@ -11,7 +11,7 @@ from .._tensor import Tensor
 from .. import _pattern_rules as patterns
 from ..vectorize import structured as structured_rules
 from ..vectorize.converters import broadcasting, elementwise
-from .._jvp_rules import linear, multilinear
+from .._jvp_rules import linear
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample

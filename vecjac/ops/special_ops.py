@@ -9,7 +9,7 @@ import numpy as np
 from .. import _pattern_rules as patterns
 from ..vectorize.converters import broadcasting
 from .._registry import Op, lib, register
-from .._dispatch import apply, to_input
+from .._dispatch import to_input
 from .._samples import Arg, Sample
 from .unary_ops import _real_unary, _Unary, exp
 

@@ -32,7 +32,6 @@ from .._variables import Variable
 from . import array_ops as _a
 from . import creation_ops as _c
 from . import index_ops as _i
-from . import math_ops as _m
 from . import logic_ops as _lo
 from . import reduce_ops as _r
 

@@ -5,12 +5,11 @@ Each op keeps the input's dtype for floats (integers follow NumPy: exp(int) is f
 bool inputs are rejected, NumPy would silently give float16). Gradients reuse the forward
 output where that is cheaper (exp, sqrt, tanh).
 """
-import math
 
 import numpy as np
 
 from .. import _pattern_rules as patterns
-from ..vectorize.converters import broadcasting, elementwise
+from ..vectorize.converters import elementwise
 from .._jvp_rules import self_adjoint
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
