@@ -77,7 +77,7 @@ def test_no_import_cycle():
     assert not cycle, f"import cycles: {cycle[:3]}"
 
 
-CORE = {"vecjac._tensor", "vecjac._context", "vecjac._registry", "vecjac._dispatch",
+CORE = {"vecjac._tensor", "vecjac._tensor_spec", "vecjac._context", "vecjac._registry", "vecjac._dispatch",
         "vecjac._shapes", "vecjac._samples", "vecjac._errors", "vecjac._variables",
         "vecjac.nest", "vecjac._unconnected", "vecjac._progress"}
 TRANSFORMS = {"vecjac._tape", "vecjac._jacobians", "vecjac._forward", "vecjac._gradients",
