@@ -16,7 +16,7 @@ import numpy as np
 
 from ._context import state
 from ._registry import Entry, lib
-from ._tensor import Tensor, as_array, as_dtype
+from ._tensor import BorrowedTensor, Tensor, as_array, as_dtype
 from ._variables import Variable
 
 
@@ -43,24 +43,46 @@ def apply(op, *inputs, **attrs):
         return owner.process(op, tensors, attrs)
     out = op.forward(*[t._value for t in tensors], **attrs)
     if op.n_outputs == 1:  # the common case, without building a tuple
-        result = Tensor(out if type(out) is np.ndarray else np.asarray(out))
+        out = own_output(out if type(out) is np.ndarray else np.asarray(out), tensors)
+        result = Tensor(out)
         if st.tapes or st.observers:
             _after_forward(op, tensors, (result,), attrs)
         return result
-    outputs = tuple([Tensor(o if type(o) is np.ndarray else np.asarray(o)) for o in out])
+    outputs = tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
     if st.tapes or st.observers:
         _after_forward(op, tensors, outputs, attrs)
     return outputs
 
 
 def _after_forward(op, tensors, outputs, attrs):
-    for observer in state.observers:
-        observer.ran(op, tensors, outputs, attrs)
+    if state.observers:
+        captured = unborrow(tensors)  # a plan's constants own their memory
+        for observer in state.observers:
+            observer.ran(op, captured, outputs, attrs)
     if state.tapes:
         record(op, tensors, outputs, attrs)
 
 
 lib.apply = apply  # Op.__call__ and the rules reach apply through the library namespace
+
+
+def own_output(out, tensors):
+    """`out` (an op's output array), copied when it may share memory with a caller's array
+    (a BorrowedTensor input): Tensors never alias memory the caller can write to."""
+    for t in tensors:
+        if type(t) is BorrowedTensor and np.may_share_memory(out, t._value):
+            return out.copy()
+    return out
+
+
+def unborrow(tensors):
+    """`tensors` with every BorrowedTensor replaced by a copy of its value under the same
+    id: what outlives the call (a tape entry, a captured constant) owns its memory."""
+    for t in tensors:
+        if type(t) is BorrowedTensor:
+            return tuple([Tensor(x._value.copy(), x._tid) if type(x) is BorrowedTensor
+                          else x for x in tensors])
+    return tensors
 
 
 def record(op, inputs, outputs, attrs, above=0):
@@ -86,7 +108,7 @@ def record(op, inputs, outputs, attrs, above=0):
         else:
             continue
         if entry is None:
-            entry = Entry(op, inputs, outputs, attrs)
+            entry = Entry(op, unborrow(inputs), outputs, attrs)
         tape._entries.append(entry)
         for o in outputs:
             connected.add(o._tid)
@@ -126,6 +148,8 @@ def to_input(x, inputs=(), fn=None, arg="input"):
             return Tensor(np.asarray(x, dtype=dt))
     if isinstance(x, (list, tuple)):
         return convert_to_tensor(x, name=f"{fn}: {arg}" if fn else arg)
+    if type(x) is np.ndarray and x.dtype.kind in "biufc":  # the caller's array, not copied
+        return BorrowedTensor(x)
     return Tensor(as_array(x, None, f"{fn}: {arg}" if fn else arg))
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import nest
 from ._context import IMPLICIT, Transform, hide, state, unhide
-from ._dispatch import apply, convert_to_tensor, record
+from ._dispatch import apply, convert_to_tensor, own_output, record
 from ._errors import value_left
 from ._registry import Entry, lib
 from ._tape import GradientTape
@@ -168,8 +168,8 @@ class ForwardAccumulator(Transform):
                 return apply(op, *tensors, **attrs)
         out = op.forward(*[t._value for t in tensors], **attrs)
         if op.n_outputs == 1:
-            return Tensor(out if type(out) is np.ndarray else np.asarray(out))
-        return tuple([Tensor(np.asarray(o)) for o in out])
+            return Tensor(own_output(np.asarray(out), tensors))
+        return tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
 
     def _push_tangents(self, op, tensors, outs, attrs, single):
         table = self._tangents  # only floating values ever get a tangent

@@ -234,6 +234,8 @@ checks that this copy is current; regenerate with
 | `scipy.special.y1` | `vj.scipy.special.y1` |
 | `scipy.special.yv` | `vj.scipy.special.yv` |
 """
+import functools
+import inspect
 import warnings
 
 import numpy as np
@@ -316,6 +318,9 @@ def array_function(func, types, args, kwargs):
             return NotImplemented
     if kwargs.get("out") is not None:
         _check_out(_np_name(func), kwargs)
+    k = _out_position(func)
+    if k is not None and len(args) > k and args[k] is not None:  # out given by position
+        _check_out(_np_name(func), {"out": args[k]})
     adapter = FUNCTIONS.get(func)
     try:
         if adapter is None:
@@ -323,6 +328,20 @@ def array_function(func, types, args, kwargs):
         return adapter(*args, **kwargs)
     except _Unsupported as e:
         return _numpy_fallback(func, _np_name(func), args, kwargs, str(e))
+
+
+@functools.lru_cache(maxsize=None)
+def _out_position(func):
+    """The position of a NumPy function's `out` parameter (np.sum(a, axis, dtype, out)),
+    or None: `out` passed by position must fail like `out=` does."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    for k, p in enumerate(params):
+        if p.name == "out" and p.kind is p.POSITIONAL_OR_KEYWORD:
+            return k
+    return None
 
 
 def _check_out(name, kwargs):

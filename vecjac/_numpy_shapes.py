@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ._numpy_tables import _functions, _Unsupported
+from ._numpy_tables import _functions, _is_vj, _Unsupported
 from ._numpy_functions import (_axes, _axis, _axis_tuple, _common, _flat, _plain_value,
                                _shape)
 from .ops import array_ops as _a
@@ -193,6 +193,8 @@ def _expand_dims(a, axis):
 
 @_functions("vj.broadcast_to", "broadcast_arrays")
 def _broadcast_arrays(*args, subok=False):
+    if not all(_is_vj(x) or np.asarray(x).dtype.kind in "biufc" for x in args):
+        raise _Unsupported("non-numeric arguments")  # NumPy handles them (e.g. matplotlib)
     shape = np.broadcast_shapes(*[_shape(x) for x in args])
     return tuple(_a.broadcast_to(x, shape) for x in args)
 

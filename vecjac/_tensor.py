@@ -146,6 +146,8 @@ class Tensor:
     def __format__(self, spec):
         if not spec:
             return str(self)
+        if state.stack:  # f"{t:.3f}" reads the value (a guard in vj.function; tapes stay quiet)
+            value_read(self, "numpy")
         return format(self._value.item() if self.size == 1 else self._value, spec)
 
     # Tapes know a Tensor by its id (_tid): a copy that kept the id would be the same
@@ -168,6 +170,16 @@ class Tensor:
     def __setitem__(self, key, value):
         raise TypeError("vj.Tensor is immutable; use vj.Variable and .assign, or "
                         "vj.tensor_scatter_nd_update-style ops to build a new Tensor")
+
+
+class BorrowedTensor(Tensor):
+    """A Tensor over a caller's ndarray passed straight to an op (`vj.sin(a)`), without the
+    copy that `vj.constant` makes: copying a large constant matrix on every call costs more
+    than the op. It never outlives the call with the caller's memory: a tape that records
+    it, plan capture, and an op output that is a view of it get a copy first
+    (vecjac/_dispatch.py: `unborrow`, `own_output`)."""
+
+    __slots__ = ()
 
 
 def _check_numeric(array, name, value=None):

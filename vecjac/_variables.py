@@ -80,7 +80,7 @@ class Variable:
         return self.read_value()
 
     def numpy(self):
-        if state.observers:  # vj.function's capture: a read by Python, guarded at replay
+        if state.stack:  # the transforms are told, as for Tensor.numpy (a guard in a trace)
             return self.read_value().numpy()
         v = self._value.view()
         v.flags.writeable = False

@@ -16,11 +16,7 @@ does) instead of sorting in place and returning None.
 `t.item()` and `t.tolist()` are explicit ways out, like `t.numpy()`: Python values, which
 tapes do not warn about, though the transforms are told (value_read "numpy").
 
-Until the NumPy functions below have vecjac ops (another branch adds them), these methods
-are written with existing ops: `sort` (a gather at np.argsort's indices: differentiable,
-but not inside pfor), `diagonal` / `trace` with an offset (index arrays), `real` / `imag`
-of real dtypes (the value / zeros). `argsort`, `nonzero` and complex `real`, `imag`,
-`conj` go through NumPy.
+`nonzero` and the complex `conj` go through NumPy (no vecjac op: not differentiable).
 """
 import inspect
 import numbers
@@ -30,10 +26,7 @@ import numpy as np
 from .._tensor import Tensor, as_dtype
 from .._variables import Variable
 from . import array_ops as _a
-from . import creation_ops as _c
-from . import index_ops as _i
 from . import logic_ops as _lo
-from . import reduce_ops as _r
 
 
 def _read(x):
@@ -114,65 +107,29 @@ def astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
 def sort(self, axis=-1, kind=None, order=None, *, stable=None):
     """The values sorted along `axis` (None: flattened), as a new Tensor: Tensors are
     immutable, so unlike ndarray.sort this returns the result (as jax.Array.sort does).
-    Differentiable: the gradient goes back to each value's place."""
-    x = _read(self)
-    if axis is None:
-        x, axis = _a.reshape(x, [-1]), 0
-    indices = np.argsort(x, axis=axis, kind=kind, order=order, stable=stable)
-    return _take_along_axis(x, np.asarray(indices), axis)
-
-
-def _take_along_axis(x, indices, axis):
-    """np.take_along_axis with a gather over the moved axis (batch_dims: the others)."""
-    nd = x.ndim
-    axis = axis % nd
-    perm = [k for k in range(nd) if k != axis] + [axis]
-    back = tuple(int(k) for k in np.argsort(perm))
-    moved = _a.transpose(x, perm) if axis != nd - 1 else x
-    gathered = _i.gather(moved, np.transpose(indices, perm), axis=nd - 1, batch_dims=nd - 1)
-    return _a.transpose(gathered, back) if axis != nd - 1 else gathered
+    Differentiable: the gradient goes back to each value's place (np.sort's op)."""
+    return _tensor(np.sort(self, axis=axis, kind=kind, order=order, stable=stable))
 
 
 def diagonal(self, offset=0, axis1=0, axis2=1):
     """ndarray.diagonal: the diagonal `offset` above the main one of the (axis1, axis2)
     planes, as the last axis."""
-    if offset == 0:
-        return _tensor(np.diagonal(self, axis1=axis1, axis2=axis2))
-    x = _read(self)
-    nd = x.ndim
-    if nd < 2:
-        raise ValueError(f"diagonal: needs at least 2 dimensions, got shape {x.shape}")
-    a1, a2 = axis1 % nd, axis2 % nd
-    if a1 == a2:
-        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
-    rows0, cols0 = max(-offset, 0), max(offset, 0)
-    k = max(0, min(x.shape[a1] - rows0, x.shape[a2] - cols0))
-    moved = _a.transpose(x, [d for d in range(nd) if d not in (a1, a2)] + [a1, a2])
-    return _i.getitem(moved, (Ellipsis, np.arange(k) + rows0, np.arange(k) + cols0))
+    return _tensor(np.diagonal(self, offset=offset, axis1=axis1, axis2=axis2))
 
 
 def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """ndarray.trace: the sum of diagonal(offset, axis1, axis2)."""
     if out is not None:
         _no_out("trace")
-    if offset == 0:
-        return _tensor(np.trace(self, axis1=axis1, axis2=axis2, dtype=dtype))
-    d = diagonal(self, offset, axis1, axis2)
-    if dtype is not None:
-        d = _lo.cast(d, as_dtype(dtype, "trace: dtype"))
-    elif d.dtype.kind in "bi" and d.dtype.itemsize < 8:  # NumPy sums small ints as int64
-        d = _lo.cast(d, np.int64)
-    return _r.reduce_sum(d, axis=-1)
+    return _tensor(np.trace(self, offset=offset, axis1=axis1, axis2=axis2, dtype=dtype))
 
 
 def _real(self):
-    x = _read(self)
-    return x if x.dtype.kind != "c" else _tensor(np.real(x))
+    return _tensor(np.real(self))
 
 
 def _imag(self):
-    x = _read(self)
-    return _c.zeros_like(x) if x.dtype.kind != "c" else _tensor(np.imag(x))
+    return _tensor(np.imag(self))
 
 
 def item(self, *args):

@@ -23,7 +23,7 @@ from .._context import Transform, hide, state, unhide
 from .._dispatch import convert_to_tensor, record
 from .._registry import lib
 from .._progress import chunk_progress
-from .._tensor import Tensor
+from .._tensor import BorrowedTensor, Tensor
 from .stacked import StackedTensor, Unstacked
 from .structured import LazyStacked, OneHotStacked, is_structured
 from .converters import broadcasting, elementwise
@@ -147,7 +147,7 @@ class PFor(Transform):
                 v = t._plain._value
                 r = v.ndim - 1
                 stacked.append(True)
-            elif type(t) is Tensor:
+            elif type(t) is Tensor or type(t) is BorrowedTensor:  # the output is fresh
                 v = t._value
                 r = v.ndim
                 stacked.append(False)
