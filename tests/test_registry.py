@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 import vecjac as vj
 from vecjac._registry import REGISTRY
 from vecjac._samples import Arg, Sample
+from vecjac._tensor import BorrowedTensor
 from vecjac.testing import check_grads, check_pfor, numerical_jacobian
 
 
@@ -468,3 +469,24 @@ def test_covered_by_op_runs_it_in_its_gradient(name):
     finally:
         del op.forward
     assert calls, f"{name}: the gradients of {op.covered_by}'s samples never run {name}"
+
+
+@pytest.mark.parametrize("name,k", CASES)
+@pytest.mark.parametrize("size", [1, 3])  # size 1: the no-op shortcuts (squeeze, reshape)
+def test_outputs_never_alias_the_callers_arrays(name, k, size):
+    """Ops take raw ndarrays without copying them (BorrowedTensor); no output may share
+    memory with them, or a later write to the caller's array would change the Tensor."""
+    op, sample, leaves, _, _ = _case(name, k)
+    lo, hi = sample.dim_range
+    names = {d for a in leaves for d in a.shape + (a.hi,) if isinstance(d, str)}
+    dims = {n: max(lo, min(hi, size)) for n in names}
+    arrays = _values(leaves, dims, np.random.default_rng(k))
+    try:
+        out = _caller(op, sample)(*arrays)
+    except (TypeError, ValueError):  # a sample that needs Tensors (e.g. a Variable method)
+        return
+    for o in _outputs(out):
+        if isinstance(o, vj.Tensor):
+            assert not isinstance(o, BorrowedTensor), f"{name}: returned the caller's array"
+            for a in arrays:
+                assert not np.may_share_memory(o._value, a), f"{name}: output aliases an input"

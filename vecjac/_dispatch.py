@@ -148,7 +148,9 @@ def to_input(x, inputs=(), fn=None, arg="input"):
             return Tensor(np.asarray(x, dtype=dt))
     if isinstance(x, (list, tuple)):
         return convert_to_tensor(x, name=f"{fn}: {arg}" if fn else arg)
-    if type(x) is np.ndarray and x.dtype.kind in "biufc":  # the caller's array, not copied
+    if len(inputs) > 1 and type(x) is np.ndarray and x.dtype.kind in "biufc":
+        # an operand of a multi-input op (A in A @ x): the caller's array, not copied. Not
+        # for one-input functions, whose no-op shortcuts (squeeze, transpose) return x
         return BorrowedTensor(x)
     return Tensor(as_array(x, None, f"{fn}: {arg}" if fn else arg))
 
