@@ -38,6 +38,9 @@ def test_fused_segments_give_the_eager_bits():
     fused = [s for s in plan.fused_steps if s.kind == "op" and s.op.name == "Fused"]
     assert fused and fused[0].op.forward.calls == 4
     assert sum(len(s.op.forward.steps) for s in fused) > 100
+    # forward mode's product rule (MulAdd) is fused too: it no longer cuts the runs short
+    assert sum(s.op.name == "MulAdd" for s in plan.fused_steps if s.kind == "op") == 0
+    assert sum(s.op.name == "MulAdd" for f in fused for s in f.op.forward.steps) > 10
 
 
 def test_fused_segments_keep_ieee_results_and_split_at_guards():

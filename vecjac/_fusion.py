@@ -9,7 +9,9 @@ such a run of steps becomes one program over one float64 *arena*:
   shape; a layout step (reshape, transpose, slice, stack, concat, broadcast, gather with
   constant indices ...) computes no values at all: its forward, applied to its input's
   index map, gives the output's index map;
-- an elementwise step (+, -, *, /, negation, square, sqrt, abs) is one instruction:
+- an elementwise step (+, -, *, /, negation, square, sqrt, abs, and MulAdd a*b + c*d,
+  forward mode's product rule, rounded as NumPy rounds it: no fused multiply-add) is one
+  instruction (op, n, out, and up to four operands):
   write n values at a fresh contiguous place, reading its inputs through their index
   maps broadcast to the output's shape;
 - constants are written into the arena once (the template); inputs are copied in on
@@ -31,7 +33,7 @@ MAX_SIZE = 4096      # elements: above, NumPy's vectorized loops beat an interpr
 WARMUP_CALLS = 2
 
 _ELEMENTWISE = {"AddV2": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Neg": 4, "Square": 5,
-                "SquaredDifference": 6, "Sqrt": 7, "Abs": 8}
+                "SquaredDifference": 6, "Sqrt": 7, "Abs": 8, "MulAdd": 9}
 _LAYOUT = {"Identity", "StopGradient", "Reshape", "Transpose", "BroadcastTo", "ConcatV2",
            "Pack", "Unpack", "SplitV", "StridedSlice"}
 _F64 = np.dtype(np.float64)
@@ -42,7 +44,12 @@ def _interpret_source(arena, code, idx):
     k = 0
     while k < code.shape[0]:
         op, n, o, a, b = code[k], code[k + 1], code[k + 2], code[k + 3], code[k + 4]
-        if op == 0:
+        if op == 9:
+            c, d = code[k + 5], code[k + 6]
+            for i in range(n):
+                arena[o + i] = (arena[idx[a + i]] * arena[idx[b + i]]
+                                + arena[idx[c + i]] * arena[idx[d + i]])
+        elif op == 0:
             for i in range(n):
                 arena[o + i] = arena[idx[a + i]] + arena[idx[b + i]]
         elif op == 1:
@@ -71,7 +78,7 @@ def _interpret_source(arena, code, idx):
         else:
             for i in range(n):
                 arena[o + i] = abs(arena[idx[a + i]])
-        k += 5
+        k += 7
 
 
 def numba_module():
@@ -97,7 +104,8 @@ def _kernel():
         try:
             kernel = numba.njit(cache=True, nogil=True, error_model="numpy")(
                 _interpret_source)
-            kernel(np.zeros(2), np.array([0, 1, 1, 0, 0], np.int64), np.zeros(1, np.int64))
+            kernel(np.zeros(2), np.array([0, 1, 1, 0, 0, 0, 0], np.int64),
+                   np.zeros(1, np.int64))
         except Exception:  # noqa: BLE001  numba missing or unusable: NumPy steps it is
             _state["broken"] = True
             return None
@@ -203,7 +211,8 @@ class _Builder:
                 self.n_idx += n
             start = self._alloc(n)
             self.maps[out] = np.arange(start, start + n, dtype=np.int64).reshape(shape)
-            self.code += [code, n, start, operands[0], operands[-1]]
+            operands += [operands[-1]] * (4 - len(operands))
+            self.code += [code, n, start] + operands
         else:
             try:
                 maps = op.forward(*[self._map(s) for s in step.ins], **(step.attrs or {}))
