@@ -113,6 +113,32 @@ def test_sparse_hessian():
     assert H.ncolors <= 3  # a star coloring: distance-2 would need 30
 
 
+def test_jit_replays_the_products_with_fresh_values():
+    J = vj.sparse_jacobian(bratu, jit=True)
+    H = vj.sparse_hessian(rosenbrock, jit=True)
+    for _ in range(5):  # the trace, the fused segments' warm-up, then compiled replays
+        u, x = RNG.random(40), RNG.random(30) * 2 - 1
+        close(J(u), bratu_hand(u))
+        close(H(x), rosenbrock_hand(x))
+    assert "jit" in repr(J) and J.ncolors == 3
+    # a second input signature is a second trace, not a wrong replay
+    u = RNG.random(25)
+    close(J(u), bratu_hand(u))
+    # keyword arguments reach f: a different value is a different trace
+    g = lambda u, scale=1.0: bratu(u) * scale
+    G = vj.sparse_jacobian(g, jit=True)
+    u = RNG.random(12)
+    close(G(u, scale=2.0), 2.0 * bratu_hand(u))
+    close(G(u, scale=3.0), 3.0 * bratu_hand(u))
+    y = RNG.random(72) + 0.5
+    K = vj.sparse_jacobian(brusselator, mode="rev", jit=True)
+    for _ in range(3):
+        close(K(y), vj.jacobian(brusselator)(y).numpy())
+        y = y + 0.1
+    value, _ = vj.sparse_jacobian(bratu, jit=True).value_and_matrix(u)
+    np.testing.assert_allclose(value, bratu(vj.constant(u)).numpy(), rtol=1e-14)
+
+
 @pytest.mark.parametrize("bad,match", [
     (lambda: vj.sparse_jacobian(bratu)(np.ones((3, 4))), "reshape"),
     (lambda: vj.sparse_jacobian(lambda x: vj.cast(x > 0, vj.int32))(np.ones(3)), "floating"),
@@ -122,6 +148,8 @@ def test_sparse_hessian():
     (lambda: vj.sparse_jacobian(bratu, argnums=(0, 1)), "argnums"),
     (lambda: vj.sparse_jacobian(bratu, sparsity="dense"), "sparsity"),
     (lambda: vj.sparse_jacobian(bratu).pattern, "after the first call"),
+    (lambda: vj.sparse_jacobian(bratu, jit="yes"), "jit must be a bool"),
+    (lambda: vj.sparse_hessian(rosenbrock, jit=1), "jit must be a bool"),
 ])
 def test_errors(bad, match):
     with pytest.raises((TypeError, ValueError, AttributeError), match=match):
@@ -129,6 +157,28 @@ def test_errors(bad, match):
 
 
 # -- SciPy --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("sparse", [True, False])
+def test_scipy_jac_with_jit_traces_once_for_every_t(sparse):
+    calls = []
+
+    def rhs(t, y):
+        calls.append(1)
+        return brusselator(y, n=4) * (1.0 + 0.1 * t)
+    y0 = RNG.random(32) + 0.5
+    J = vj.scipy.jac(rhs, argnums=1, sparse=sparse, jit=True)
+    plain = vj.scipy.jac(rhs, argnums=1, sparse=sparse)
+    for t in (0.0, 0.3, 0.7, 1.1, 2.5):
+        want = plain(t, y0)
+        close(J(t, y0), want.toarray() if sp.issparse(want) else want)
+        y0 = y0 * 1.01
+    calls.clear()
+    J(3.0, y0)
+    assert not calls  # replayed: rhs's Python did not run
+    sol = solve_ivp(J.fun, (0.0, 0.05), y0, method="BDF", jac=J, rtol=1e-8, atol=1e-10)
+    assert sol.success
+
+
+
 @pytest.mark.parametrize("method", ["BDF", "Radau", "LSODA"])
 def test_solve_ivp_with_sparse_jacobian(method):
     rhs = lambda t, y: brusselator(y, n=4)

@@ -12,6 +12,12 @@ the first call, see vj.sparse_jacobian). `J.fun(*args)` is f itself as SciPy wan
 (float64 NumPy). Both remember the last point: the Jacobian evaluation computes f's value
 on the way, and SciPy asks for fun and jac at the same point, so the second of the two is
 free (f is never run twice for one point).
+
+`jit=True` replays the Jacobian evaluation as a vj.function (traced on the first call):
+much faster for the many calls of a solver, with vj.function's semantics (arrays f
+closes over are constants of the trace). SciPy passes `t` as a Python float, which
+vj.function would key by value (a trace per t): with jit, the other arguments' Python
+numbers reach f as float64 0-d Tensors instead.
 """
 import numbers
 
@@ -19,6 +25,7 @@ import numpy as np
 
 from .._functional_jacobians import jacobian
 from .._fn_args import arg_label, check_callable
+from .._function import function
 from .._sparse import sparse_jacobian
 from .._tensor import Tensor
 
@@ -42,12 +49,14 @@ class Jac:
     """What vj.scipy.jac returns (see the module docstring): `J(*args)` the Jacobian,
     `J.fun(*args)` f's value, sharing evaluations at the last point."""
 
-    def __init__(self, f, argnums, sparse):
+    def __init__(self, f, argnums, sparse, jit=False):
         self._f = f
         self._argnums = argnums
         self.sparse = sparse
-        self._sparse = sparse_jacobian(f, argnums) if sparse else None
-        self._dense = None if sparse else jacobian(self._with_value, argnums, has_aux=True)
+        self._jit = jit
+        self._sparse = sparse_jacobian(f, argnums, jit=jit) if sparse else None
+        dense = None if sparse else jacobian(self._with_value, argnums, has_aux=True)
+        self._dense = function(dense) if jit and dense is not None else dense
         self._last = None  # (key, value, jacobian or None)
 
     def _with_value(self, *args):
@@ -72,6 +81,13 @@ class Jac:
         return args
 
     @staticmethod
+    def _traceable(args):
+        """Python numbers as 0-d float64 arrays: under jit a trace per shape, not one per
+        value of SciPy's t."""
+        return [np.asarray(a, dtype=np.float64) if isinstance(a, numbers.Real) and
+                not isinstance(a, (bool, np.bool_)) else a for a in args]
+
+    @staticmethod
     def _vector(y):
         y = np.asarray(y._value if isinstance(y, Tensor) else y, dtype=np.float64)
         if y.ndim != 1:
@@ -84,11 +100,12 @@ class Jac:
         last = self._last
         if last is not None and last[0] == key and last[2] is not None:
             return last[2]
+        call_args = self._traceable(args) if self._jit else args
         if self._sparse is not None:
-            value, J = self._sparse.value_and_matrix(*args)
+            value, J = self._sparse.value_and_matrix(*call_args)
             J = J if J.dtype == np.float64 else J.astype(np.float64)
         else:
-            J, value = self._dense(*args)
+            J, value = self._dense(*call_args)
             J = np.asarray(J.numpy(), dtype=np.float64)
         value = self._vector(value)
         if J.ndim != 2:
@@ -114,11 +131,12 @@ class Jac:
         return f"<vj.scipy.jac of {name} (argument {self._argnums}): {inner}>"
 
 
-def jac(f, argnums=0, sparse=False):
+def jac(f, argnums=0, sparse=False, jit=False):
     """A callable with f's signature returning the Jacobian of f with respect to argument
     `argnums` (1-D): a float64 NumPy array, or with `sparse=True` a
     scipy.sparse.csr_array (pattern detected on the first call). Its `.fun` is f for
-    SciPy's `fun=`, sharing the evaluation at the last point. See vecjac/scipy/_jac.py.
+    SciPy's `fun=`, sharing the evaluation at the last point. `jit=True` replays the
+    evaluation as a vj.function (see vecjac/scipy/_jac.py).
 
     >>> J = vj.scipy.jac(lambda x: x[1:] * x[:-1], sparse=True)
     >>> J(np.array([1.0, 2.0, 3.0])).toarray()
@@ -129,6 +147,7 @@ def jac(f, argnums=0, sparse=False):
     check_callable(f, what)
     if not isinstance(argnums, (int, np.integer)) or isinstance(argnums, (bool, np.bool_)):
         raise TypeError(f"{what}: argnums must be an int, got {argnums!r}")
-    if not isinstance(sparse, (bool, np.bool_)):
-        raise TypeError(f"{what}: sparse must be a bool, got {sparse!r}")
-    return Jac(f, int(argnums), bool(sparse))
+    for name, value in (("sparse", sparse), ("jit", jit)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{what}: {name} must be a bool, got {value!r}")
+    return Jac(f, int(argnums), bool(sparse), bool(jit))
