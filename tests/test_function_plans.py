@@ -6,6 +6,8 @@ import numpy as np
 
 import vecjac as vj
 from vecjac import _fusion
+from vecjac._dispatch import apply
+from vecjac._registry import REGISTRY
 
 RNG = np.random.default_rng(5)
 
@@ -90,6 +92,7 @@ def test_chains_over_large_arrays_give_the_eager_bits():
         u = t * a + b * t          # (40, 64, 16) with (64, 16) and (16,) operands
         small = vj.tanh(a) * 2.0   # interleaved small ops, independent of the chain
         v = -(u / c) * (u - 1.5)
+        v = apply(REGISTRY["MulAdd"], v, a, u, b)  # forward mode's product rule
         w = v * small + u
         s1 = vj.reduce_sum(w, axis=1)
         s2 = vj.reduce_sum(w * w, axis=0, keepdims=True)
@@ -108,6 +111,7 @@ def test_chains_over_large_arrays_give_the_eager_bits():
     assert chains and chains[0].calls == 4
     assert chains[0]._kernel not in (None, False) or _fusion.numba_module() is None
     assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 2
+    assert sum(st.op.name == "MulAdd" for c in chains for st in c.steps) == 1
 
 
 def test_non_contiguous_arguments_replay_as_contiguous_ones():

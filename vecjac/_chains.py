@@ -10,7 +10,8 @@ what later steps (or the caller) read. A sum over one axis other than the last t
 follows in the run is accumulated in the same nest (in the order NumPy sums such an
 axis of a C-contiguous array: first element, then each next one added). The kernel is
 generated per chain, in the order of the plan's operations, with IEEE-exact operations
-only (+, -, *, /, negation, square), so it gives the bits NumPy gives. It is compiled (numba) on the chain's
+only (+, -, *, /, negation, square, MulAdd a*b + c*d without a fused multiply-add), so
+it gives the bits NumPy gives. It is compiled (numba) on the chain's
 WARMUP_CALLS + 1st call: until then, and whenever numba is missing or fails, the
 chain's NumPy steps run.
 """
@@ -26,7 +27,8 @@ WARMUP_CALLS = 2
 _F64 = np.dtype(np.float64)
 _EXPRESSIONS = {"AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}",
                 "RealDiv": "{0} / {1}", "Neg": "-{0}", "Square": "{0} * {0}",
-                "SquaredDifference": "({0} - {1}) * ({0} - {1})"}
+                "SquaredDifference": "({0} - {1}) * ({0} - {1})",
+                "MulAdd": "{0} * {1} + {2} * {3}"}
 _names = itertools.count()
 
 
