@@ -146,6 +146,12 @@ def test_multivariate_normal_matches_scipy(method):
         S.multivariate_normal.logpdf(MEAN, MEAN, -COV)
 
 
+@pytest.mark.parametrize("method", ["cdf", "logcdf"])
+def test_multivariate_normal_cdf_says_it_is_not_implemented(method):
+    with pytest.raises(NotImplementedError, match="quasi-Monte Carlo"):
+        getattr(S.multivariate_normal, method)(MEAN, MEAN, COV)
+
+
 def test_multivariate_normal_derivatives():
     rng = np.random.default_rng(2)
     x = rng.standard_normal((2, 3))

@@ -85,6 +85,19 @@ class multivariate_normal_gen:
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
         return exp(self._logpdf("pdf", x, mean, cov, allow_singular))
 
+    def cdf(self, x, mean=None, cov=1, *args, **kwargs):
+        """Not available: SciPy's multivariate normal CDF is a randomized quasi-Monte Carlo
+        estimate (Genz), accurate to about 1e-5, and its derivatives need integrals of
+        their own (a conditional CDF per coordinate). Raises NotImplementedError rather
+        than differentiate the estimate."""
+        raise NotImplementedError(
+            "vj.scipy.stats.multivariate_normal.cdf is not implemented: SciPy computes it by "
+            "randomized quasi-Monte Carlo integration, which has no reliable derivative. For "
+            "a value without derivatives use scipy.stats.multivariate_normal.cdf on "
+            "t.numpy(); for d = 1 use vj.scipy.stats.norm.cdf")
+
+    logcdf = cdf
+
     def _logpdf(self, method, x, mean, cov, allow_singular):
         dev, cov, dim = self._prepare(method, x, mean, cov, allow_singular)
         lower = cholesky(cov)
