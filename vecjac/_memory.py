@@ -59,6 +59,8 @@ def _size(nbytes):
 def check_fits(what, shape, dtype):
     """MemoryError, before any work, when a result of `shape` cannot fit in memory."""
     nbytes = math.prod(shape) * np.dtype(dtype).itemsize
+    if nbytes <= _MIN_CHUNK_BYTES:  # not worth reading /proc/meminfo (~40 us) on every call
+        return nbytes
     available = available_bytes()
     if available is not None and nbytes > available:
         raise MemoryError(
