@@ -102,8 +102,12 @@ class MatMul(Op):
             # the row count spelled out: -1 is ambiguous when j == 0
             rows = lib.reshape(a, (int(math.prod(a.shape[:-1])), a.shape[-1]))
             return lib.reshape(apply(self, rows, b), a.shape[:-1] + (b.shape[-1],))
-        if big and sb and not sa and a.ndim == 2 and b.ndim == 3:
-            # (i, j) @ (n, j, k): (i, j) @ (j, n*k), one GEMM
+        if big and sb and not sa and a.ndim == 2 and b.ndim == 3 and not (
+                b.shape[2] >= 8 and (a.shape[0] <= 16 or a.size <= 1024)):
+            # (i, j) @ (n, j, k): (i, j) @ (j, n*k), one GEMM. Not for a few rows i and
+            # k >= 8: there NumPy's loop of n small GEMMs (the generic case below) was
+            # measured 1.2-4.5x faster than transposing b into one GEMM's operand, and
+            # its result is contiguous (benchmarks/workloads_forward.py, workload 12)
             j, k = b.shape[1], b.shape[2]
             cols = lib.reshape(lib.transpose(b, (1, 0, 2)), (j, n * k))
             out = lib.reshape(apply(self, a, cols), (a.shape[0], n, k))
