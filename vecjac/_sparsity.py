@@ -19,6 +19,7 @@ The Hessian pattern is the Jacobian pattern of the gradient: a tape entered insi
 tracer records the traced ops (as tapes inside an accumulator do), and the tracer follows
 the backward pass like any other computation.
 """
+import contextlib
 import warnings
 
 import numpy as np
@@ -189,15 +190,21 @@ def _single_output(y, what):
     return output_tensor(y, what, scalar=False)
 
 
-def trace_jacobian(f, args, argnums, what):
-    """(pattern (output size, input size), output Tensor, flat inputs) of f at args."""
-    args, flat = _traced_inputs(f, args, argnums, what)
-    n = sum(x.size for x in flat)
-    with SparsityTracer(n, what) as tracer:
+@contextlib.contextmanager
+def _tracing(flat, what):
+    """A SparsityTracer watching the flat inputs, numbered in order (the columns)."""
+    with SparsityTracer(sum(x.size for x in flat), what) as tracer:
         offset = 0
         for x in flat:
             tracer.watch(x, offset)
             offset += x.size
+        yield tracer
+
+
+def trace_jacobian(f, args, argnums, what):
+    """(pattern (output size, input size), output Tensor, flat inputs) of f at args."""
+    args, flat = _traced_inputs(f, args, argnums, what)
+    with _tracing(flat, what) as tracer:
         y = _single_output(f(*args), what)
         pattern = tracer.pattern(y)
     return pattern, y, flat
@@ -207,12 +214,7 @@ def trace_hessian(f, args, argnums, what):
     """(symmetric pattern (n, n), scalar output, flat inputs): the gradient's Jacobian
     pattern, made symmetric."""
     args, flat = _traced_inputs(f, args, argnums, what)
-    n = sum(x.size for x in flat)
-    with SparsityTracer(n, what) as tracer:
-        offset = 0
-        for x in flat:
-            tracer.watch(x, offset)
-            offset += x.size
+    with _tracing(flat, what) as tracer:
         with strict(GradientTape(), what) as tape:
             tape.watch(flat)
             y = output_tensor(f(*args), what, scalar=True)
