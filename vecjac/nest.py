@@ -95,6 +95,10 @@ def _build(s, leaves):
 def pack_sequence_as(structure, flat):
     """The nest of `structure` with leaves taken in order from `flat`."""
     flat = list(flat)
+    if not is_nested(structure):  # a single leaf: the common case of every transform
+        if len(flat) != 1:
+            raise ValueError(f"pack_sequence_as: structure has 1 leaf, got {len(flat)} values")
+        return flat[0]
     n = len(flatten(structure))
     if len(flat) != n:
         raise ValueError(f"pack_sequence_as: structure has {n} leaves, got {len(flat)} values")
@@ -102,6 +106,8 @@ def pack_sequence_as(structure, flat):
 
 
 def map_structure(fn, *structures):
+    if len(structures) == 1 and not is_nested(structures[0]):
+        return fn(structures[0])
     flats = [flatten(s) for s in structures]
     n = len(flats[0])
     if any(len(f) != n for f in flats):
