@@ -14,7 +14,9 @@ import numpy as np
 
 from ..ops.array_ops import concat, reshape, squeeze, transpose
 from ..ops.creation_ops import eye
+from .._dispatch import apply
 from ..ops.linalg_ops import cholesky, diag, diag_part, triangular_solve
+from ..ops.mvn_ops import MvnCdf
 from ..ops.logic_ops import logical_or, where
 from ..ops.reduce_ops import reduce_any, reduce_sum
 from ..ops.scipy_special_ops import gammaln, real_operands
@@ -35,8 +37,8 @@ class multivariate_normal_gen:
 
     mean: (d,) (None: zeros); cov: a scalar (times the identity), a (d,) diagonal or a
     (d, d) positive definite matrix; x: (..., d), or (n,) points when d == 1.
-    logpdf / pdf: shape x.shape[:-1], squeezed. allow_singular is accepted; a singular
-    covariance is not supported (ValueError).
+    logpdf / pdf / cdf / logcdf: shape x.shape[:-1], squeezed. allow_singular is
+    accepted; a singular covariance is not supported (ValueError).
     """
     name = "multivariate_normal"
 
@@ -85,18 +87,48 @@ class multivariate_normal_gen:
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
         return exp(self._logpdf("pdf", x, mean, cov, allow_singular))
 
-    def cdf(self, x, mean=None, cov=1, *args, **kwargs):
-        """Not available: SciPy's multivariate normal CDF is a randomized quasi-Monte Carlo
-        estimate (Genz), accurate to about 1e-5, and its derivatives need integrals of
-        their own (a conditional CDF per coordinate). Raises NotImplementedError rather
-        than differentiate the estimate."""
-        raise NotImplementedError(
-            "vj.scipy.stats.multivariate_normal.cdf is not implemented: SciPy computes it by "
-            "randomized quasi-Monte Carlo integration, which has no reliable derivative. For "
-            "a value without derivatives use scipy.stats.multivariate_normal.cdf on "
-            "t.numpy(); for d = 1 use vj.scipy.stats.norm.cdf")
+    def cdf(self, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5,
+            releps=1e-5, *, lower_limit=None, rng=None):
+        """P(X <= x), SciPy's value (Genz's algorithm; quasi-Monte Carlo above two
+        dimensions, accurate to about `abseps`), each point integrated with its own
+        generator seeded by `rng` (an int; default 0), so that values are reproducible
+        and do not depend on the other points. Differentiable in x and mean (exactly:
+        each partial derivative is a density times a conditional CDF in one dimension
+        less); the derivative in cov raises LookupError. lower_limit is not supported."""
+        return self._cdf("cdf", x, mean, cov, allow_singular, maxpts, abseps, releps,
+                         lower_limit, rng)
 
-    logcdf = cdf
+    def logcdf(self, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5,
+               releps=1e-5, *, lower_limit=None, rng=None):
+        """log of `cdf` (same arguments)."""
+        return log(self._cdf("logcdf", x, mean, cov, allow_singular, maxpts, abseps, releps,
+                             lower_limit, rng))
+
+    def _cdf(self, method, x, mean, cov, allow_singular, maxpts, abseps, releps,
+             lower_limit, rng):
+        fn = f"vj.scipy.stats.multivariate_normal.{method}"
+        if lower_limit is not None:
+            raise NotImplementedError(f"{fn}: lower_limit is not supported (the CDF from "
+                                      "minus infinity only)")
+        if rng is None:
+            rng = 0
+        if isinstance(rng, bool) or not isinstance(rng, (int, np.integer)):
+            raise TypeError(f"{fn}: rng must be an int seed (values are reproducible), got "
+                            f"{type(rng).__name__}")
+        if maxpts is not None and (isinstance(maxpts, bool) or not isinstance(
+                maxpts, (int, np.integer)) or maxpts < 1):
+            raise ValueError(f"{fn}: maxpts must be a positive int, got {maxpts!r}")
+        for name, value in (("abseps", abseps), ("releps", releps)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.floating,
+                                                                   np.integer)) or value < 0:
+                raise ValueError(f"{fn}: {name} must be a non-negative number, got {value!r}")
+        dev, cov, dim = self._prepare(method, x, mean, cov, allow_singular)
+        if dev.size == 0:  # as SciPy: no point to integrate at
+            raise ValueError(f"{fn}: x has no points (shape {dev.shape})")
+        out = apply(MvnCdf, reshape(dev, (-1, dim)), cov,
+                    maxpts=None if maxpts is None else int(maxpts), abseps=float(abseps),
+                    releps=float(releps), seed=int(rng))
+        return _squeeze_output(reshape(out, dev.shape[:-1]))
 
     def _logpdf(self, method, x, mean, cov, allow_singular):
         dev, cov, dim = self._prepare(method, x, mean, cov, allow_singular)
