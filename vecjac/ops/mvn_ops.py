@@ -6,12 +6,13 @@ above). Each point is integrated with a generator seeded by `seed`, on its own, 
 point's value does not depend on the other points of the batch (pfor and the plain loop
 agree) or on the call.
 
-Derivatives with respect to z are exact in form (Genz's value aside): the partial
-derivative in z_i is the normal density of z_i times the CDF, in the d - 1 other
-coordinates, of the conditional distribution given z_i, which is this op again in one
-dimension less; so second and higher derivatives, JVPs and pfor work as for any op,
-down to d = 1. The derivative with respect to cov (Plackett's identity, second
-derivatives in z) is not implemented: it raises LookupError, never a silent zero.
+Derivatives are exact in form (Genz's value aside). In z: the partial derivative in
+z_i is the normal density of z_i times the CDF, in the d - 1 other coordinates, of the
+conditional distribution given z_i, which is this op again in one dimension less; so
+second and higher derivatives, JVPs and pfor work as for any op, down to d = 1. In cov:
+Plackett's identity, dPhi/dcov = H / 2 with H the Hessian in z (symmetric: a change of
+cov[i, j] is taken together with cov[j, i]); its off-diagonal entries are a density
+times a partial of the conditional CDF, its diagonal follows from them.
 """
 import math
 
@@ -21,6 +22,54 @@ from .._dispatch import apply
 from .._registry import Op, lib, register
 from .._samples import Arg, Sample
 from .scipy_special_ops import scipy_module
+
+
+def _partials(z, cov, attrs):
+    """The gradient of Phi(z; cov) in z, (n, d), and per coordinate i the pieces of its
+    column (density of z_i, the others' indices, b, the conditional points and cov).
+    Written in ops: cov may be a loop value (pfor), and higher derivatives follow."""
+    d = z.shape[-1]
+    columns, parts = [], []
+    for i in range(d):
+        s2 = lib.gather(lib.gather(cov, i, axis=0), i, axis=0)
+        zi = lib.gather(z, i, axis=1)
+        density = lib.exp(zi * zi / s2 * -0.5) / lib.sqrt(s2 * (2 * math.pi))
+        column, part = density, (density, zi, s2, None)
+        if d > 1:  # times the CDF of the others given z_i: mean b z_i, cov c - b c^T
+            rest = np.asarray([j for j in range(d) if j != i])
+            rows = lib.gather(cov, rest, axis=0)
+            cross = lib.gather(rows, i, axis=1)
+            b = cross / s2
+            cond_cov = lib.gather(rows, rest, axis=1) - \
+                lib.expand_dims(b, 1) * lib.expand_dims(cross, 0)
+            points = lib.gather(z, rest, axis=1) - lib.expand_dims(zi, 1) * lib.expand_dims(b, 0)
+            column = density * apply(MvnCdf, points, cond_cov, **attrs)
+            part = (density, zi, s2, (rest, b, points, cond_cov))
+        columns.append(column)
+        parts.append(part)
+    return lib.stack(columns, axis=1), parts
+
+
+def _hessians(z, grad, parts, attrs):
+    """The Hessian of Phi in z per point, (n, d, d): off the diagonal, H_ik is the density
+    of z_i times the conditional CDF's partial in its coordinate k; on it,
+    H_ii = -(z_i / s_ii) G_i - sum_k b_k H_ik (the derivative of G_i in z_i)."""
+    d = z.shape[-1]
+    rows = []
+    for i, (density, zi, s2, conditional) in enumerate(parts):
+        gi = lib.gather(grad, i, axis=1)
+        diagonal = -(zi / s2) * gi
+        entries = [None] * d
+        if conditional is not None:
+            rest, b, points, cond_cov = conditional
+            inner, _ = _partials(points, cond_cov, attrs)
+            off = inner * lib.expand_dims(density, 1)             # (n, d - 1)
+            diagonal = diagonal - lib.reduce_sum(off * lib.expand_dims(b, 0), axis=1)
+            for k, j in enumerate(rest):
+                entries[int(j)] = lib.gather(off, k, axis=1)
+        entries[i] = diagonal
+        rows.append(lib.stack(entries, axis=1))
+    return lib.stack(rows, axis=1)
 
 
 @register
@@ -49,30 +98,14 @@ class MvnCdf(Op):
 
     def gradient(self, e, g):
         z, cov = e.inputs
-        if e.needs[1]:
-            raise LookupError(
-                "vj.scipy.stats.multivariate_normal.cdf: the derivative with respect to cov "
-                "is not implemented (only x and mean are differentiable). Pass cov as a "
-                "constant or through vj.stop_gradient")
-        d = z.shape[-1]
         attrs = e.attrs
-        columns = []
-        for i in range(d):  # written in ops: cov may be a loop value (pfor), z is
-            s2 = lib.gather(lib.gather(cov, i, axis=0), i, axis=0)
-            zi = lib.gather(z, i, axis=1)
-            density = lib.exp(zi * zi / s2 * -0.5) / lib.sqrt(s2 * (2 * math.pi))
-            if d > 1:  # times the CDF of the others given z_i: mean b z_i, cov c - b c^T
-                rest = np.asarray([j for j in range(d) if j != i])
-                rows = lib.gather(cov, rest, axis=0)
-                column = lib.gather(rows, i, axis=1)
-                b = column / s2
-                cond_cov = lib.gather(rows, rest, axis=1) - \
-                    lib.expand_dims(b, 1) * lib.expand_dims(column, 0)
-                points = lib.gather(z, rest, axis=1) - \
-                    lib.expand_dims(zi, 1) * lib.expand_dims(b, 0)
-                density = density * apply(MvnCdf, points, cond_cov, **attrs)
-            columns.append(density)
-        return lib.stack(columns, axis=1) * lib.expand_dims(g, 1), None
+        grad, parts = _partials(z, cov, attrs)
+        gz = grad * lib.expand_dims(g, 1) if e.needs[0] else None
+        gcov = None
+        if e.needs[1]:  # Plackett: dPhi/dcov = H / 2, H the Hessian in z (symmetric)
+            hessian = _hessians(z, grad, parts, attrs)           # (n, d, d)
+            gcov = lib.reduce_sum(hessian * lib.reshape(g, (-1, 1, 1)), axis=0) * 0.5
+        return gz, gcov
 
     def converter(self, cx, z, cov, **attrs):
         z_stacked, cov_stacked = cx.stacked

@@ -92,9 +92,10 @@ class multivariate_normal_gen:
         """P(X <= x), SciPy's value (Genz's algorithm; quasi-Monte Carlo above two
         dimensions, accurate to about `abseps`), each point integrated with its own
         generator seeded by `rng` (an int; default 0), so that values are reproducible
-        and do not depend on the other points. Differentiable in x and mean (exactly:
-        each partial derivative is a density times a conditional CDF in one dimension
-        less); the derivative in cov raises LookupError. lower_limit is not supported."""
+        and do not depend on the other points. Differentiable in x, mean and cov, exactly
+        in form (a partial in x is a density times a conditional CDF in one dimension
+        less; the cov derivative is half the Hessian in x, symmetric, by Plackett's
+        identity). lower_limit is not supported."""
         return self._cdf("cdf", x, mean, cov, allow_singular, maxpts, abseps, releps,
                          lower_limit, rng)
 
