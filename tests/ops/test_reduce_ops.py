@@ -100,6 +100,26 @@ def test_integer_sums_keep_dtype():
     np.testing.assert_array_equal(vj.reduce_prod(x + 1, axis=0).numpy(), [4, 10, 18])
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(6, 5, 4), (2, 3, 4, 5), (4, 600), (3, 1, 2)])
+def test_sums_and_means_over_leading_and_middle_axes(shape, dtype):
+    # runs of axes before the last one are a product with ones (BLAS), others np.sum:
+    # every axis set, contiguous or not, against NumPy in float64
+    x = RNG.standard_normal(shape).astype(dtype)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for k in range(1, len(shape) + 1):
+        for axes in itertools.combinations(range(len(shape)), k):
+            for keepdims in (False, True):
+                for fn, ref in ((vj.reduce_sum, np.sum), (vj.reduce_mean, np.mean)):
+                    out = fn(x, axis=list(axes), keepdims=keepdims).numpy()
+                    want = ref(x.astype(np.float64), axis=axes, keepdims=keepdims)
+                    assert out.dtype == dtype and out.shape == want.shape
+                    np.testing.assert_allclose(out, want, rtol=tol, atol=tol * 10)
+    strided = x[..., ::2] if x.shape[-1] > 1 else x  # not C-contiguous: np.sum
+    np.testing.assert_allclose(vj.reduce_sum(strided, axis=0).numpy(),
+                               np.sum(strided.astype(np.float64), axis=0), rtol=tol)
+
+
 def test_reduce_max_ties_share_the_gradient():
     x = vj.constant([1.0, 3.0, 3.0, 2.0])
     with vj.GradientTape() as tape:

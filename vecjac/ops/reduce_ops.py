@@ -29,6 +29,26 @@ def _int_dtype(x):
     return x.dtype if x.dtype.kind in "iu" else None
 
 
+def _sum(x, axis, keepdims):
+    """np.sum over `axis` (a sorted tuple or None). A run of adjacent axes before the
+    last one (a bias's gradient over the batch axis, pfor's stacked reductions) is a
+    product with a vector of ones instead: NumPy reduces such an axis row by row, with
+    short inner loops, and BLAS is 2-10x faster for inner sizes up to 512 (240 x 64 x 16
+    over axis 1: 0.36 -> 0.05 ms). Both add each column's terms one after another."""
+    if axis and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.flags.c_contiguous:
+        first, last = axis[0], axis[-1]
+        shape = x.shape
+        if last < len(shape) - 1 and last - first == len(axis) - 1:
+            n = math.prod(shape[first:last + 1])
+            inner = math.prod(shape[last + 1:])
+            if n > 1 and 1 < inner <= 512:
+                out = np.matmul(np.ones(n, x.dtype),
+                                x.reshape(math.prod(shape[:first]), n, inner))
+                return out.reshape(_kept_shape(shape, axis) if keepdims else
+                                   shape[:first] + shape[last + 1:])
+    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_int_dtype(x))
+
+
 def _kept_shape(shape, axis):
     """Shape of the reduction's output with keepdims=True."""
     if axis is None:
@@ -68,7 +88,7 @@ class Sum(Op):
     converter = reduction
 
     def forward(self, x, axis, keepdims):
-        return np.sum(x, axis=axis, keepdims=keepdims, dtype=_int_dtype(x))
+        return _sum(x, axis, keepdims)
 
     def gradient(self, e, g):
         return _expand_back(g, e.inputs[0], e.attrs["axis"])
@@ -86,6 +106,12 @@ class Mean(Op):
     converter = reduction
 
     def forward(self, x, axis, keepdims):
+        if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and axis:
+            count = math.prod([x.shape[a] for a in axis])
+            if count:
+                out = _sum(x, axis, keepdims)
+                out /= count  # as np.mean: the sum, then one division
+                return out
         return np.mean(x, axis=axis, keepdims=keepdims)
 
     def gradient(self, e, g):
