@@ -175,9 +175,9 @@ class Tensor:
 class BorrowedTensor(Tensor):
     """A Tensor over a caller's ndarray passed as an operand of a multi-input op (`A` in
     `vj.linalg.matvec(A, x)`), without the copy that `vj.constant` makes: copying a large
-    constant matrix on every call costs more than the op. It never outlives the call with the caller's memory: a tape that records
-    it, plan capture, and an op output that is a view of it get a copy first
-    (vecjac/_dispatch.py: `unborrow`, `own_output`)."""
+    constant matrix on every call costs more than the op. It never outlives the call with
+    the caller's memory: a tape that records it, plan capture, and an op output that is a
+    view of it get a copy first (vecjac/_dispatch.py: `unborrow`, `own_output`)."""
 
     __slots__ = ()
 
