@@ -165,6 +165,10 @@ def to_input(x, inputs=(), fn=None, arg="input"):
     """
     if isinstance(x, Tensor):
         return x
+    if type(x) is float:  # the commonest scalar (dt / 2 * k): _weak_dtype without the ABCs
+        for other in inputs:
+            if isinstance(other, (Tensor, Variable)) and other.dtype.kind in "fc":
+                return Tensor(np.asarray(x, dtype=other.dtype))
     if isinstance(x, Variable):
         return x.read_value()
     if isinstance(x, numbers.Number) and not isinstance(x, np.generic):  # Python scalar
