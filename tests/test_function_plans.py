@@ -87,15 +87,17 @@ def test_large_temporaries_are_reused_only_when_no_view_of_them_lives_on():
 def test_chains_over_large_arrays_give_the_eager_bits():
     """Runs of element-wise ops over one large shape become one compiled loop nest
     (vecjac/_chains.py): broadcast operands, scalars, small ops interleaved (run first),
-    an intermediate read later, sums over a middle axis (with and without keepdims)."""
+    an intermediate read later, sums over a middle axis (with and without keepdims). A
+    sum that the Sum op computes with BLAS (inner size <= 512, here axis 1 of
+    (40, 64, 16)) stays its own step: a loop nest cannot give BLAS's bits."""
     def f(t, a, b, c):
         u = t * a + b * t          # (40, 64, 16) with (64, 16) and (16,) operands
         small = vj.tanh(a) * 2.0   # interleaved small ops, independent of the chain
         v = -(u / c) * (u - 1.5)
         v = apply(REGISTRY["MulAdd"], v, a, u, b)  # forward mode's product rule
         w = v * small + u
-        s1 = vj.reduce_sum(w, axis=1)
-        s2 = vj.reduce_sum(w * w, axis=0, keepdims=True)
+        s2 = vj.reduce_sum(w * w, axis=0, keepdims=True)  # ends the chain's loop nest
+        s1 = vj.reduce_sum(w, axis=1)  # by BLAS: its own step
         return s1, s2, u, vj.reduce_sum(w)
     g = vj.function(f)
     for k in range(5):
@@ -110,7 +112,9 @@ def test_chains_over_large_arrays_give_the_eager_bits():
               if s.kind == "op" and type(s.op).__name__ == "_ChainOp"]
     assert chains and chains[0].calls == 4
     assert chains[0]._kernel not in (None, False) or _fusion.numba_module() is None
-    assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 2
+    assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 1
+    assert any(s.kind == "op" and s.op.name == "Sum" and s.attrs["axis"] == (1,)
+               for s in plan.fused_steps)
     assert sum(st.op.name == "MulAdd" for c in chains for st in c.steps) == 1
 
 

@@ -8,7 +8,9 @@ of element-wise steps whose outputs share one shape S (each input broadcasting t
 becomes one loop nest over S that keeps the intermediates in registers and writes only
 what later steps (or the caller) read. A sum over one axis other than the last that
 follows in the run is accumulated in the same nest (in the order NumPy sums such an
-axis of a C-contiguous array: first element, then each next one added). The kernel is
+axis of a C-contiguous array: first element, then each next one added), unless the Sum
+op computes it as a product with ones (inner sizes up to 512, vecjac/_shapes.py:
+sum_as_product), whose bits a loop nest cannot reproduce: that sum stays its own step. The kernel is
 generated per chain, in the order of the plan's operations, with IEEE-exact operations
 only (+, -, *, /, negation, square, MulAdd a*b + c*d without a fused multiply-add), so
 it gives the bits NumPy gives. It is compiled (numba) on the chain's
@@ -21,6 +23,7 @@ import math
 import numpy as np
 
 from ._fusion import Compiled, numba_module
+from ._shapes import sum_as_product
 
 MIN_SIZE = 16384     # elements: smaller runs are _fusion's (or not worth a kernel)
 WARMUP_CALLS = 2
@@ -101,7 +104,8 @@ def _sum_axis(step, meta, contiguous, shape, produced):
     (x,) = step.ins
     axis = step.attrs.get("axis")
     if x not in produced or meta[x] != (shape, _F64) or not contiguous[x] or \
-            axis is None or len(axis) != 1 or axis[0] == len(shape) - 1:
+            axis is None or len(axis) != 1 or axis[0] == len(shape) - 1 or \
+            sum_as_product(shape, axis) is not None:  # eager sums those with BLAS
         return None
     return axis[0]
 

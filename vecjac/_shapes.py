@@ -1,8 +1,11 @@
-"""Argument checks shared by the op library: axes, shapes, broadcasting.
+"""Argument checks shared by the op library: axes, shapes, broadcasting; and which
+sums run as a product with ones (`sum_as_product`: the Sum op and vj.function's fused
+chains must agree on it, as they must give the same bits).
 
 Every public op validates before any work, with an error naming the function, the
 argument, what was expected and what was given.
 """
+import math
 import numbers
 
 import numpy as np
@@ -36,6 +39,23 @@ def normalize_axes(axis, rank, fn, arg="axis"):
     if len(set(axes)) != len(axes):
         raise ValueError(f"{fn}: {arg} has repeated axes {axis}")
     return tuple(sorted(axes))
+
+
+def sum_as_product(shape, axis):
+    """(lead, n, inner) when a sum over `axis` (a sorted tuple) of a C-contiguous float
+    array of `shape` runs as ones(n) @ x.reshape(lead, n, inner), else None: the axes
+    are adjacent, before the last one, with 1 < inner <= 512 (where BLAS measured 2-10x
+    faster than NumPy's row-by-row reduction; the summation order differs)."""
+    if not axis:
+        return None
+    first, last = axis[0], axis[-1]
+    if last >= len(shape) - 1 or last - first != len(axis) - 1:
+        return None
+    n = math.prod(shape[first:last + 1])
+    inner = math.prod(shape[last + 1:])
+    if n < 2 or not 1 < inner <= 512:
+        return None
+    return math.prod(shape[:first]), n, inner
 
 
 def broadcast_shape(fn, *shapes, names=None):

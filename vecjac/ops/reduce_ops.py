@@ -17,7 +17,7 @@ from .._dispatch import apply, to_input
 from .._context import value_read
 from .._tensor import Tensor
 from .._samples import Arg, Sample
-from .._shapes import as_dtype, normalize_axes, normalize_axis
+from .._shapes import as_dtype, normalize_axes, normalize_axis, sum_as_product
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_euclidean_norm", "reduce_any", "reduce_all", "argmax",
@@ -34,18 +34,14 @@ def _sum(x, axis, keepdims):
     last one (a bias's gradient over the batch axis, pfor's stacked reductions) is a
     product with a vector of ones instead: NumPy reduces such an axis row by row, with
     short inner loops, and BLAS is 2-10x faster for inner sizes up to 512 (240 x 64 x 16
-    over axis 1: 0.36 -> 0.05 ms). Both add each column's terms one after another."""
-    if axis and x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.flags.c_contiguous:
-        first, last = axis[0], axis[-1]
-        shape = x.shape
-        if last < len(shape) - 1 and last - first == len(axis) - 1:
-            n = math.prod(shape[first:last + 1])
-            inner = math.prod(shape[last + 1:])
-            if n > 1 and 1 < inner <= 512:
-                out = np.matmul(np.ones(n, x.dtype),
-                                x.reshape(math.prod(shape[:first]), n, inner))
-                return out.reshape(_kept_shape(shape, axis) if keepdims else
-                                   shape[:first] + shape[last + 1:])
+    over axis 1: 0.36 -> 0.05 ms). vecjac/_shapes.py: sum_as_product."""
+    if x.dtype.kind == "f" and x.dtype.itemsize >= 4 and x.flags.c_contiguous:
+        dims = sum_as_product(x.shape, axis)
+        if dims is not None:
+            out = np.matmul(np.ones(dims[1], x.dtype), x.reshape(dims))
+            shape = x.shape
+            return out.reshape(_kept_shape(shape, axis) if keepdims else
+                               shape[:axis[0]] + shape[axis[-1] + 1:])
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=_int_dtype(x))
 
 
