@@ -108,7 +108,7 @@ class PFor(Transform):
                 plain = tuple([t._plain if s else t for t, s in zip(tensors, stacked)])
                 if op.converter is not None:
                     outs = op.converter(cx, *plain, **attrs)
-                    if outs is not NotImplemented:
+                    if outs is not NotImplemented and op.checked_converter:
                         _check_converted(op, outs, self)
                 if outs is NotImplemented:
                     outs = while_loop_fallback(cx, op, plain, attrs)
