@@ -289,7 +289,7 @@ def test_jacfwd_with_parallel_iterations_and_the_loop():
                                    rtol=1e-14)
 
 
-def test_hessian_and_hvp_forward_over_reverse():
+def test_hessian_and_hvp_against_differences_of_the_gradient():
     def f(x):
         return vj.reduce_sum(vj.sin(x) * x ** 3) + vj.reduce_sum(x[:-1] * x[1:])
     x, v = RNG.standard_normal(4), RNG.standard_normal(4)
@@ -299,6 +299,26 @@ def test_hessian_and_hvp_forward_over_reverse():
     np.testing.assert_allclose(H, numerical_jacobian(grad, x), rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(H, H.T, rtol=1e-12)
     np.testing.assert_allclose(vj.hvp(f, x, v).numpy(), H @ v, rtol=1e-12)
+
+
+def test_hvp_vectorizes_and_nests_under_a_tape():
+    # hvp is reverse over forward (a tape around an accumulator): many directions at
+    # once under vectorized_map, and a tape outside differentiates it once more
+    def f(x):
+        return vj.reduce_sum(vj.exp(x) * x[::-1]) + vj.reduce_sum(vj.sin(x) ** 2)
+    x = RNG.standard_normal(4)
+    H = vj.hessian(f)(x).numpy()
+    V = RNG.standard_normal((5, 4))
+    HV = vj.vectorized_map(lambda v: vj.hvp(f, x, v), V).numpy()
+    np.testing.assert_allclose(HV, V @ H.T, rtol=1e-12, atol=1e-12)
+    v = V[0]
+    xt = vj.constant(x)
+    with vj.GradientTape() as tape:
+        tape.watch(xt)
+        quad = vj.reduce_sum(vj.hvp(f, xt, v) * v)  # v^T H(x) v
+    third = tape.gradient(quad, xt).numpy()
+    want = numerical_jacobian(lambda z: v @ vj.hessian(f)(z).numpy() @ v, x)
+    np.testing.assert_allclose(third, np.ravel(want), rtol=1e-6, atol=1e-7)
 
 
 def test_check_grads_in_forward_mode_composes_to_third_order():
