@@ -1,5 +1,5 @@
 """NumPy's element-rearranging functions on Tensors (vecjac/_numpy_dispatch.py): flip,
-flipud, fliplr, rot90, roll, repeat, tile, pad, tril, triu.
+flipud, fliplr, rot90, roll, repeat, tile, pad, tril, triu, insert, delete, resize.
 
 Each moves elements by a map that depends on shapes only (a reversal, a transpose, a
 gather with constant indices, a constant mask), so it is one or two vecjac layout ops:
@@ -9,10 +9,12 @@ import numbers
 
 import numpy as np
 
+from ._dispatch import to_input
 from ._numpy_tables import _dtype, _functions, _Unsupported
-from ._numpy_functions import _axis, _axis_tuple, _flat, _plain_value, _shape
+from ._numpy_functions import _axis, _axis_tuple, _cast_to, _flat, _plain_value, _shape
 from ._tensor import Tensor
 from .ops import array_ops as _a
+from .ops import creation_ops as _c
 from .ops import index_ops as _i
 from .ops import layout_ops as _l
 from .ops import logic_ops as _lo
@@ -142,3 +144,93 @@ def _triangle(lower, fn):
 
 _functions("vj.where(constant triangle mask, m, 0)", "tril")(_triangle(True, "np.tril"))
 _functions("vj.where(constant triangle mask, m, 0)", "triu")(_triangle(False, "np.triu"))
+
+
+# -- insertions, deletions, resizing ---------------------------------------------------------
+def _positions(obj, fn, kinds="iu"):
+    """obj of np.insert / np.delete as NumPy sees it: a slice, or a plain integer (list)
+    (np.delete: or a boolean mask); other dtypes are left to NumPy."""
+    if isinstance(obj, slice):
+        return obj
+    obj = _plain_value(obj, fn, "obj")
+    if obj.dtype.kind == "b" and "b" in kinds:
+        return obj
+    if obj.dtype.kind not in kinds and obj.size:
+        raise _Unsupported(f"obj of dtype {obj.dtype}")
+    if obj.ndim > 1:
+        raise ValueError(f"{fn}: obj must be a slice, an integer or a 1-D sequence of "
+                         f"integers, got shape {obj.shape}")
+    return obj.astype(np.intp)
+
+
+def _arr_axis(arr, axis, fn):
+    arr = to_input(arr, fn=fn, arg="arr")
+    if axis is None:
+        return _flat(arr), 0
+    return arr, _axis(axis, arr.ndim, fn)
+
+
+def _in_bounds(obj, n, hi, axis, fn):
+    """Integer positions in [-n, hi]: IndexError naming obj and the axis otherwise."""
+    if not isinstance(obj, slice) and obj.dtype.kind != "b" and obj.size:
+        bad = obj[(obj < -n) | (obj > hi)]
+        if bad.size:
+            raise IndexError(f"{fn}: obj: index {bad[0]} is out of bounds for axis {axis} "
+                             f"with size {n}")
+
+
+@_functions("vj.gather of arr and the broadcast values at NumPy's positions", "insert")
+def _insert(arr, obj, values, axis=None):
+    fn = "np.insert"
+    arr, axis = _arr_axis(arr, axis, fn)
+    n, nd = arr.shape[axis], arr.ndim
+    obj = _positions(obj, fn)
+    _in_bounds(obj, n, n, axis, fn)
+    count = len(range(*obj.indices(n))) if isinstance(obj, slice) else obj.size
+    values = to_input(values, fn=fn, arg="values")
+    if count == 1:  # one position: NumPy inserts all of values there, as a block
+        values = _a.reshape(values, (1,) * (nd - values.ndim) + tuple(values.shape))
+        if not isinstance(obj, slice) and obj.ndim == 0:  # NumPy's moveaxis(values, 0, axis)
+            rest = list(range(1, nd))
+            values = _a.transpose(values, rest[:axis] + [0] + rest[axis:])
+        count = values.shape[axis]
+    block = list(arr.shape)
+    block[axis] = count
+    try:
+        values = _a.broadcast_to(_cast_to(values, arr.dtype), tuple(block))
+    except ValueError:
+        raise ValueError(f"{fn}: values of shape {_shape(values)} cannot be inserted into "
+                         f"a block of shape {tuple(block)}") from None
+    order = np.insert(np.arange(n), obj, np.arange(n, n + count))  # NumPy's bookkeeping
+    return _i.gather(_a.concat([arr, values], axis), order, axis=axis)
+
+
+@_functions("vj.gather of the kept positions", "delete")
+def _delete(arr, obj, axis=None):
+    fn = "np.delete"
+    arr, axis = _arr_axis(arr, axis, fn)
+    n = arr.shape[axis]
+    obj = _positions(obj, fn, "iub")
+    _in_bounds(obj, n, n - 1, axis, fn)
+    if not isinstance(obj, slice) and obj.dtype.kind == "b" and obj.shape != (n,):
+        raise ValueError(f"{fn}: a boolean obj must have the length {n} of axis {axis}, got "
+                         f"shape {obj.shape}")
+    kept = np.delete(np.arange(n), obj)
+    return _i.gather(arr, kept, axis=axis)
+
+
+@_functions("vj.gather of the flattened array, repeated cyclically, + vj.reshape", "resize")
+def _resize(a, new_shape):
+    fn = "np.resize"
+    shape = _plain_value(new_shape, fn, "new_shape").reshape(-1)
+    if shape.dtype.kind not in "iu":
+        raise TypeError(f"np.resize: new_shape must be integers, got {new_shape!r}")
+    if (shape < 0).any():
+        raise ValueError(f"{fn}: all elements of new_shape must be non-negative, got "
+                         f"{tuple(shape.tolist())}")
+    shape = tuple(int(k) for k in shape)
+    flat = _flat(to_input(a, fn=fn, arg="a"))
+    size = int(np.prod(shape, dtype=np.int64))
+    if flat.shape[0] == 0 or size == 0:
+        return _c.zeros(shape, dtype=flat.dtype)  # NumPy: zeros, nothing to repeat
+    return _a.reshape(_i.gather(flat, np.arange(size) % flat.shape[0]), shape)

@@ -7,9 +7,11 @@ Arguments follow NumPy's signatures; the adapters translate them (axis=None mean
 axes", np.dot's contraction rule, split points vs sizes, ddof ...) and raise NumPy's
 errors naming the function and the argument. They live by family in vecjac/_numpy_*.py:
 functions (reductions, selection, creation), shapes (joining, splitting, axes), arrange
-(flips, rolls, repeats, triangles), indexing (take, sort, partition, searchsorted,
-select), math (diff, gradient, linspace, interp, sinc, nan_to_num, real / imag),
-products (dot ... einsum, kron, cross, trace, diagonals), linalg (np.linalg) and ufuncs.
+(flips, rolls, repeats, triangles, insert, delete, resize), indexing (take, sort,
+partition, searchsorted, select), math (diff, gradient, linspace, interp, sinc,
+nan_to_num, real / imag, angle, i0, polyval, trapezoid, convolve), stats (nan*
+reductions, average, ptp, median, percentile / quantile, cov, corrcoef), products (dot ...
+einsum, kron, cross, trace, diagonals), linalg (np.linalg) and ufuncs.
 One deliberate difference: np.put_along_axis returns the new array and writes nothing
 (Tensors are immutable); given a NumPy array to write into, it raises TypeError.
 
@@ -34,6 +36,7 @@ checks that this copy is current; regenerate with
 | `np.all` | `vj.reduce_all` |
 | `np.amax`, `np.max` | `vj.reduce_max` |
 | `np.amin`, `np.min` | `vj.reduce_min` |
+| `np.angle` | `pi where x's sign bit is set, else 0 (real x; vj.where)` |
 | `np.any` | `vj.reduce_any` |
 | `np.append` | `vj.concat (axis=None: both flattened)` |
 | `np.arccos` | `vj.acos` |
@@ -50,6 +53,7 @@ checks that this copy is current; regenerate with
 | `np.around`, `np.round` | `vj.round (decimals: scaled)` |
 | `np.array_split` | `vj.split (unequal sections allowed)` |
 | `np.atleast_1d`, `np.atleast_2d`, `np.atleast_3d`, `np.reshape` | `vj.reshape` |
+| `np.average` | `vj.reduce_mean / vj.reduce_sum(a * weights) / vj.reduce_sum(weights)` |
 | `np.bitwise_and` | `vj.logical_and (bool)` |
 | `np.bitwise_or` | `vj.logical_or (bool)` |
 | `np.bitwise_xor` | `vj.logical_xor (bool)` |
@@ -60,14 +64,19 @@ checks that this copy is current; regenerate with
 | `np.column_stack` | `vj.concat along axis 1 (1-D arrays as columns)` |
 | `np.concatenate` | `vj.concat (axis=None: flattened)` |
 | `np.conjugate` | `vj.identity (real dtypes)` |
+| `np.convolve` | `Convolve (scipy.signal.convolve's op, direct method); 'same': a slice of 'full'` |
 | `np.copy`, `np.positive` | `vj.identity` |
+| `np.copysign` | `vj.abs(x) * (-1 where y's sign bit is set, else 1) (vj.where)` |
+| `np.corrcoef` | `np.cov / the outer product of its diagonal's square roots, clipped to [-1, 1]` |
 | `np.cos` | `vj.cos` |
 | `np.cosh` | `vj.cosh` |
+| `np.cov` | `vj.matmul of the centered rows / (n - ddof)` |
 | `np.cross`, `np.linalg.cross` | `products of vecjac slices + vj.stack` |
 | `np.cumprod` | `vj.cumprod` |
 | `np.cumsum` | `vj.cumsum` |
 | `np.deg2rad`, `np.radians` | `x * (pi / 180)` |
 | `np.degrees`, `np.rad2deg` | `x * (180 / pi)` |
+| `np.delete` | `vj.gather of the kept positions` |
 | `np.diag` | `vj.linalg.diag + vj.pad (k) / the diagonal of a 2-D array` |
 | `np.diagonal` | `vj.linalg.diag_part (axes moved last; offset: a slice first)` |
 | `np.diff` | `differences of vecjac slices` |
@@ -91,20 +100,25 @@ checks that this copy is current; regenerate with
 | `np.floor_divide` | `vj.floordiv` |
 | `np.fmax` | `vj.maximum, NaN ignored (vj.where)` |
 | `np.fmin` | `vj.minimum, NaN ignored (vj.where)` |
+| `np.fmod` | `s * vj.floormod(s * x, vj.abs(y)), s = the sign of x (vj.where)` |
 | `np.full_like` | `vj.ones_like * fill_value` |
 | `np.gradient` | `differences of vecjac slices (NumPy's edge_order rules and spacings)` |
 | `np.greater` | `vj.greater` |
 | `np.greater_equal` | `vj.greater_equal` |
+| `np.heaviside` | `vj.where (0 for x < 0, 1 for x > 0, h at 0, NaN for NaN)` |
 | `np.hsplit` | `vj.split along axis 1 (axis 0 for 1-D)` |
 | `np.hstack` | `vj.concat (axis 0 for 1-D, else 1)` |
 | `np.hypot` | `vj.sqrt(x**2 + y**2)` |
+| `np.i0` | `vj.scipy.special.i0 (float64 for integers)` |
 | `np.imag` | `zeros (real dtypes) / vj.cast(-1j * val) (complex)` |
 | `np.inner` | `vj.tensordot (last axes)` |
+| `np.insert` | `vj.gather of arr and the broadcast values at NumPy's positions` |
 | `np.interp` | `SearchSorted + gathers + linear interpolation` |
 | `np.isfinite` | `vj.is_finite` |
 | `np.isinf` | `vj.is_inf` |
 | `np.isnan` | `vj.is_nan` |
 | `np.kron` | `vj.reshape + broadcasting vj.multiply` |
+| `np.ldexp` | `x * vj.pow(2, i) (integer i)` |
 | `np.less` | `vj.less` |
 | `np.less_equal` | `vj.less_equal` |
 | `np.linalg.cholesky` | `vj.linalg.cholesky` |
@@ -143,18 +157,26 @@ checks that this copy is current; regenerate with
 | `np.logical_xor` | `vj.logical_xor` |
 | `np.maximum` | `vj.maximum` |
 | `np.mean` | `vj.reduce_mean` |
+| `np.median` | `ArgSort + vj.gather of the middle one or two + vj.reduce_mean` |
+| `np.meshgrid` | `vj.reshape of each input + vj.broadcast_to` |
 | `np.minimum` | `vj.minimum` |
 | `np.moveaxis`, `np.permute_dims`, `np.rollaxis`, `np.swapaxes`, `np.transpose` | `vj.transpose` |
 | `np.multiply` | `vj.multiply` |
 | `np.nan_to_num` | `vj.where (NaN, +inf, -inf replaced)` |
+| `np.nanmean` | `vj.reduce_sum of vj.where(is_nan, 0, a) / the count of the others` |
+| `np.nanprod` | `vj.reduce_prod of vj.where(is_nan, 1, a)` |
+| `np.nansum` | `vj.reduce_sum of vj.where(is_nan, 0, a)` |
 | `np.ndim` | `Tensor.ndim` |
 | `np.negative` | `vj.negative` |
 | `np.not_equal` | `vj.not_equal` |
 | `np.ones_like` | `vj.ones_like` |
 | `np.pad` | `vj.pad (constant, reflect, symmetric)` |
 | `np.partition` | `vj.gather at ArgPartition's positions` |
+| `np.percentile`, `np.quantile` | `ArgSort + vj.gather of the neighbours + linear interpolation ('linear' method)` |
+| `np.polyval` | `Horner's rule y = y * x + p[k] with vecjac ops` |
 | `np.power` | `vj.pow` |
 | `np.prod` | `vj.reduce_prod` |
+| `np.ptp` | `vj.reduce_max - vj.reduce_min` |
 | `np.put_along_axis` | `vj.tensor_scatter_nd_update (functional: returns the result)` |
 | `np.ravel` | `vj.reshape(a, [-1])` |
 | `np.real` | `vj.identity (real dtypes) / vj.cast (complex)` |
@@ -162,6 +184,7 @@ checks that this copy is current; regenerate with
 | `np.reciprocal` | `vj.reciprocal` |
 | `np.remainder` | `vj.floormod` |
 | `np.repeat` | `vj.gather with constant indices (axis=None: flattened)` |
+| `np.resize` | `vj.gather of the flattened array, repeated cyclically, + vj.reshape` |
 | `np.result_type` | `np.result_type of the dtypes` |
 | `np.rint` | `vj.round` |
 | `np.roll` | `vj.gather with constant indices` |
@@ -190,6 +213,7 @@ checks that this copy is current; regenerate with
 | `np.tanh` | `vj.tanh` |
 | `np.tile` | `vj.tile (reps padded to the rank)` |
 | `np.trace` | `vj.reduce_sum of the diagonal (axes moved last)` |
+| `np.trapezoid` | `sum of d * (y[1:] + y[:-1]) / 2 (differentiable in y, x and dx)` |
 | `np.tril`, `np.triu` | `vj.where(constant triangle mask, m, 0)` |
 | `np.trunc` | `vj.sign(x) * vj.floor(vj.abs(x))` |
 | `np.var` | `vj.reduce_variance (ddof: * n / (n - ddof))` |
@@ -241,7 +265,8 @@ import warnings
 import numpy as np
 
 from . import (_numpy_arrange, _numpy_functions, _numpy_indexing, _numpy_linalg,  # noqa: F401
-               _numpy_math, _numpy_products, _numpy_shapes, _numpy_ufuncs)  # (fill the tables)
+               _numpy_math, _numpy_products, _numpy_shapes, _numpy_stats,
+               _numpy_ufuncs)  # (fill the tables)
 from ._context import is_visible, state, value_read, varies
 from ._errors import NotDifferentiableWarning
 from ._numpy_scipy import scipy_ufunc as _scipy_ufunc

@@ -1,5 +1,6 @@
 """NumPy's numerical helpers on Tensors (vecjac/_numpy_dispatch.py): diff, gradient,
-linspace, interp, sinc, nan_to_num, real, imag, real_if_close.
+linspace, interp, sinc, nan_to_num, real, imag, real_if_close, angle, i0, polyval,
+trapezoid, convolve.
 
 Each is written with vecjac ops following NumPy's own algorithm (the same formulas in the
 same order, so values agree to rounding), which makes it differentiable where NumPy's
@@ -16,13 +17,17 @@ from ._dispatch import apply, to_input
 from ._numpy_tables import _dtype, _functions, _is_vj, _Unsupported
 from ._numpy_functions import (_axis, _axis_tuple, _cast_to, _common, _float_common, _no,
                                _plain_value, _shape, _to_float)
+from ._numpy_ufuncs import _signbit
 from ._tensor import Tensor
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import index_ops as _i
+from .ops import bessel_ops as _bessel
 from .ops import math_ops as _m
 from .ops import logic_ops as _lo
+from .ops import signal_ops as _sig
 from .ops import sort_ops as _so
+from .ops import reduce_ops as _r
 from .ops import unary_ops as _u
 
 
@@ -297,3 +302,91 @@ def _real_if_close(a, tol=100):
         tol = np.finfo(dt).eps * tol
     value = a._value if isinstance(a, Tensor) else a.read_value()._value
     return _lo.cast(a, _real_dtype(dt)) if np.all(np.abs(value.imag) < tol) else _a.identity(a)
+
+
+@_functions("pi where x's sign bit is set, else 0 (real x; vj.where)", "angle")
+def _angle(z, deg=False):
+    if _dtype(z).kind == "c":
+        raise _Unsupported("complex angle")  # as the other adapters: NumPy computes it
+    x = _to_float(to_input(z, fn="np.angle", arg="z"))
+    half_turn = 180.0 if deg else math.pi  # NumPy: arctan2(0, x) (* 180 / pi)
+    turn = _lo.where(_signbit(x), _c.ones_like(x) * half_turn, _c.zeros_like(x))
+    return _lo.where(_u.is_nan(x), x, turn)  # a NaN stays; x connects with derivative 0
+
+
+@_functions("vj.scipy.special.i0 (float64 for integers)", "i0")
+def _i0(x):
+    if _dtype(x).kind == "c":
+        raise TypeError("np.i0: x must be real, i0 is not supported for complex values")
+    return _bessel.i0(_to_float(to_input(x, fn="np.i0", arg="x")))
+
+
+# -- polynomials, integrals, convolutions ----------------------------------------------------
+@_functions("Horner's rule y = y * x + p[k] with vecjac ops", "polyval")
+def _polyval(p, x):
+    fn = "np.polyval"
+    if isinstance(p, np.poly1d) or isinstance(x, np.poly1d):
+        raise _Unsupported("np.poly1d")
+    p = to_input(p, fn=fn, arg="p")
+    if p.ndim == 0:
+        raise TypeError(f"{fn}: p must be a sequence of coefficients, got a scalar")
+    x = to_input(x, fn=fn, arg="x")
+    y = _c.zeros_like(x)  # as NumPy: zeros_like(x), then y * x + pv for every pv in p
+    for k in range(p.shape[0]):
+        y = _m.add(_m.multiply(y, x), p[k])
+    return y
+
+
+@_functions("sum of d * (y[1:] + y[:-1]) / 2 (differentiable in y, x and dx)", "trapezoid",
+            "trapz")
+def _trapezoid(y, x=None, dx=1.0, axis=-1):
+    fn = "np.trapezoid"
+    y = to_input(y, fn=fn, arg="y")
+    if y.ndim == 0:
+        raise ValueError(f"{fn}: y must be at least 1-d, got a scalar")
+    axis = _axis(axis, y.ndim, fn)
+    if x is None:
+        d = dx
+    else:
+        x = to_input(x, fn=fn, arg="x")
+        if x.ndim == 1:
+            if x.shape[0] != y.shape[axis]:
+                raise ValueError(f"{fn}: 1-D x must have the length {y.shape[axis]} of y's "
+                                 f"axis {axis}, got {x.shape[0]}")
+            d = _m.subtract(x[1:], x[:-1])
+            shape = [1] * y.ndim
+            shape[axis] = d.shape[0]
+            d = _a.reshape(d, tuple(shape))
+        else:
+            d = _diff(x, axis=axis)
+    total = _m.add(_along(y, axis, slice(1, None)), _along(y, axis, slice(None, -1)))
+    return _r.reduce_sum(_m.divide(_m.multiply(d, total), 2.0), axis=axis)
+
+
+@_functions("Convolve (scipy.signal.convolve's op, direct method); 'same': a slice of "
+            "'full'", "convolve")
+def _convolve(a, v, mode="full"):
+    fn = "np.convolve"
+    if not isinstance(mode, str):
+        raise _Unsupported("a numeric mode")
+    if mode not in ("full", "same", "valid"):
+        raise ValueError(f"{fn}: mode must be 'full', 'same' or 'valid', got {mode!r}")
+    for name, t in (("a", a), ("v", v)):
+        if _dtype(t).kind not in "iuf":
+            raise _Unsupported(f"{name} of dtype {_dtype(t)}")
+    a, v = _common([to_input(a, fn=fn, arg="a"), to_input(v, fn=fn, arg="v")], None)
+    a, v = [_a.reshape(t, (1,)) if t.ndim == 0 else t for t in (a, v)]
+    for name, t in (("a", a), ("v", v)):
+        if t.ndim != 1:
+            raise ValueError(f"{fn}: {name} must be 1-D, got shape {t.shape}")
+    if v.shape[0] > a.shape[0]:
+        a, v = v, a  # NumPy convolves the longer with the shorter
+    if v.shape[0] == 0:
+        raise ValueError(f"{fn}: a and v cannot be empty")
+    if mode == "valid":
+        return apply(_sig.Convolve, a, v, mode="valid", method="direct", batch=0)
+    full = apply(_sig.Convolve, a, v, mode="full", method="direct", batch=0)
+    if mode == "full":
+        return full
+    start = (v.shape[0] - 1) // 2
+    return full[start:start + a.shape[0]]

@@ -235,3 +235,22 @@ def _atleast(to):
 _functions("vj.reshape", "atleast_1d")(_atleast(_atleast_1d))
 _functions("vj.reshape", "atleast_2d")(_atleast(_atleast_2d))
 _functions("vj.reshape", "atleast_3d")(_atleast(_atleast_3d))
+
+
+@_functions("vj.reshape of each input + vj.broadcast_to", "meshgrid")
+def _meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"np.meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    nd = len(xi)
+    if not all(_is_vj(x) or np.asarray(x).dtype.kind in "biufc" for x in xi):
+        raise _Unsupported("non-numeric arguments")
+    shapes = [[1] * nd for _ in xi]
+    for k, s in enumerate(shapes):
+        s[k] = -1
+    if indexing == "xy" and nd > 1:  # the first two axes swap: x varies along columns
+        shapes[0][:2], shapes[1][:2] = [1, -1], [-1, 1]
+    out = [_a.reshape(x, tuple(s)) for x, s in zip(xi, shapes)]
+    if not sparse:
+        shape = np.broadcast_shapes(*[_shape(x) for x in out])
+        out = [_a.broadcast_to(x, shape) for x in out]
+    return tuple(out)

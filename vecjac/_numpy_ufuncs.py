@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from ._numpy_tables import _dtype, _ufuncs, _Unsupported
-from ._numpy_functions import _common, _float_common
+from ._numpy_functions import _cast_to, _common, _float_common
 from .ops import array_ops as _a
 from .ops import creation_ops as _c
 from .ops import linear_ops as _lin
@@ -178,3 +178,53 @@ def _vecdot_ufunc(x, y):
     return _r.reduce_sum(_m.multiply(x, y), axis=-1)
 
 
+# -- sign bits, remainders, steps ------------------------------------------------------------
+def _signbit(x):
+    """np.signbit as a condition (no gradient flows through it): x < 0, or -0.0 (whose
+    reciprocal is -inf; the other entries divide 1 by 1). The sign bit of a NaN is not
+    seen."""
+    zero = _lo.equal(x, 0)
+    with np.errstate(divide="ignore"):
+        inverse = _u.reciprocal(_lo.where(zero, x, _c.ones_like(x)))
+    return _lo.logical_or(_lo.less(x, 0), _lo.less(inverse, 0))
+
+
+@_ufuncs("s * vj.floormod(s * x, vj.abs(y)), s = the sign of x (vj.where)", "fmod")
+def _fmod(x, y):
+    # NumPy's C fmod: the remainder of |x| / |y| with the sign of x; on positive operands
+    # it equals np.mod, exactly. s * x = |x| with derivative 1 also at x = 0
+    x, y = _common([x, y], None)
+    if _dtype(x).kind not in "iuf":
+        raise _Unsupported(f"dtype {_dtype(x)}")
+    s = _lo.where(_lo.less(x, 0), -_c.ones_like(x), _c.ones_like(x))
+    return _m.multiply(s, _m.floormod(_m.multiply(s, x), _u.abs(y)))
+
+
+@_ufuncs("vj.abs(x) * (-1 where y's sign bit is set, else 1) (vj.where)", "copysign")
+def _copysign(x, y):
+    x, y = _float_common([x, y])
+    if _dtype(x).kind != "f":
+        raise _Unsupported(f"dtype {_dtype(x)}")
+    one = _c.ones_like(_m.add(x, y))
+    return _m.multiply(_u.abs(x), _lo.where(_signbit(y), -one, one))
+
+
+@_ufuncs("vj.where (0 for x < 0, 1 for x > 0, h at 0, NaN for NaN)", "heaviside")
+def _heaviside(x, h):
+    x, h = _float_common([x, h])
+    if _dtype(x).kind != "f":
+        raise _Unsupported(f"dtype {_dtype(x)}")
+    shape = np.broadcast_shapes(tuple(x.shape), tuple(h.shape))
+    zero = _c.zeros_like(_a.broadcast_to(x, shape))
+    out = _lo.where(_lo.less(x, 0), zero, _lo.where(_lo.greater(x, 0), zero + 1, h))
+    return _lo.where(_u.is_nan(x), x, out)
+
+
+@_ufuncs("x * vj.pow(2, i) (integer i)", "ldexp")
+def _ldexp(x, i):
+    if _dtype(i).kind not in "iub":
+        raise TypeError(f"np.ldexp: the exponent i must be integers, got dtype {_dtype(i)}")
+    if _dtype(x).kind not in "biuf":
+        raise _Unsupported(f"dtype {_dtype(x)}")
+    dt = np.ldexp(np.zeros(0, _dtype(x)), np.zeros(0, _dtype(i))).dtype  # NumPy's loop
+    return _m.multiply(_cast_to(x, dt), _m.pow(2.0, _lo.cast(i, dt)))
