@@ -164,14 +164,22 @@ lstsq matmul matrix_transpose matvec norm pinv slogdet solve svd trace triangula
 """.split()
 
 PUBLIC_MATH = """
-abs acos acosh add argmax argmin asin asinh atan atanh cast ceil clip_by_norm clip_by_value
-cos cosh cumprod cumsum divide einsum equal erf erfc exp expm1 floor floor_div floordiv
-floormod greater greater_equal is_finite is_inf is_nan l2_normalize less less_equal log log1p
-logical_and logical_not logical_or logical_xor matmul matrix_transpose maximum minimum mod
-multiply negative norm not_equal pow realdiv reciprocal reduce_all reduce_any
-reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
-reduce_std reduce_sum reduce_variance round rsqrt sign sin sinh sqrt square
-squared_difference subtract tan tanh tensordot truediv where xdivy xlogy
+abs accumulate_n acos acosh add add_n angle argmax argmin asin asinh atan atan2 atanh
+bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc bincount cast ceil clip_by_norm
+clip_by_value conj cos cosh count_nonzero cumprod cumsum cumulative_logsumexp digamma
+divide divide_no_nan einsum equal erf erfc erfcinv erfinv exp expm1 floor floor_div
+floordiv floormod greater greater_equal igamma igammac imag in_top_k invert_permutation
+is_finite is_inf is_nan is_non_decreasing is_strictly_increasing l2_normalize lbeta
+less less_equal lgamma log log1p log_sigmoid log_softmax logical_and logical_not
+logical_or logical_xor matmul matrix_transpose maximum minimum mod multiply
+multiply_no_nan ndtri negative norm not_equal polygamma polyval pow real realdiv
+reciprocal reciprocal_no_nan reduce_all reduce_any reduce_euclidean_norm
+reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod reduce_std reduce_sum
+reduce_variance rint round rsqrt scalar_mul segment_max segment_mean segment_min
+segment_prod segment_sum sigmoid sign sin sinh softmax softplus softsign sqrt square
+squared_difference subtract tan tanh tensordot top_k truediv unsorted_segment_max
+unsorted_segment_mean unsorted_segment_min unsorted_segment_prod
+unsorted_segment_sqrt_n unsorted_segment_sum where xdivy xlog1py xlogy
 """.split()
 
 PUBLIC_NN = """

@@ -368,6 +368,33 @@ SPECS.update({
 })
 
 
+# vj.math's TF names from vecjac/ops/tf_math_ops.py and segment_ops.py
+SEG_IDS = lambda: np.array([0, 1])  # noqa: E731
+SPECS.update({
+    **{n: dict(roles=dict(inputs="tensor_list", shape="shape_or_none",
+                          tensor_dtype="dtype_or_none"),
+               args=dict(inputs=lambda: [F(2, 3), F(2, 3)]))
+       for n in ("add_n", "accumulate_n")},
+    "bincount": dict(args=dict(arr=lambda: np.array([0, 1, 1, 3])),
+                     roles=dict(arr="bincount_arr", weights="float_or_none")),
+    "in_top_k": dict(args=dict(targets=lambda: np.array([0, 2]), predictions=lambda: F(2, 3),
+                               k=1),
+                     roles=dict(targets="class_ids", predictions="float", k="int")),
+    "invert_permutation": dict(args=dict(x=lambda: np.array([2, 0, 1])),
+                               roles=dict(x="permutation")),
+    "polyval": dict(args=dict(coeffs=lambda: [1.0, F(2, 3), 0.5]), roles=dict(coeffs="coeffs")),
+    "scalar_mul": dict(args=dict(scalar=0.5), roles=dict(scalar="scalar")),
+    "top_k": dict(args=dict(k=2), roles=dict(k="int")),
+    **{f"unsorted_segment_{n}": dict(args=dict(data=lambda: F(2, 3), segment_ids=SEG_IDS,
+                                               num_segments=2),
+                                     roles=dict(data="float", segment_ids="indices",
+                                                num_segments="size"))
+       for n in ("sum", "mean", "sqrt_n", "max", "min", "prod")},
+    **{f"segment_{n}": dict(args=dict(data=lambda: F(2, 3), segment_ids=SEG_IDS),
+                            roles=dict(data="float", segment_ids="indices"))
+       for n in ("sum", "mean", "max", "min", "prod")},
+})
+
 def _pull(out):
     y, pull = out
     return y, pull(vj.ones_like(y))
@@ -611,6 +638,22 @@ ROLE_BAD.update({
                   ("same", "same", False)],
     "conv_method": [("unknown", "winograd", True), ("int", 0, True), ("None", None, True),
                     ("fft", "fft", False), ("direct", "direct", False)],
+})
+# vj.math.bincount / invert_permutation / polyval arguments
+ROLE_BAD.update({
+    "bincount_arr": [("float", F(3), True), ("negative", np.array([-1, 2]), True),
+                     ("string", np.array(["a"]), True), ("empty", np.zeros(0, np.int64), False),
+                     ("2-d", np.zeros((2, 2), np.int64), False)] + NONE_BAD,
+    "permutation": [("repeated", np.array([0, 0, 1]), True), ("out of range", np.array([0, 3]), True),
+                    ("float", F(3), True), ("2-d", np.zeros((2, 2), np.int64), True),
+                    ("string", np.array(["a"]), True), ("empty", np.zeros(0, np.int64), False)]
+    + NONE_BAD,
+    # in_top_k: an out-of-range target is simply not in the top k (TF)
+    "class_ids": [("float ids", np.array([0.0, 1.0]), True), ("out of range", np.array([7, 0]), False),
+                  ("string ids", np.array(["a"]), True), ("wrong length", np.array([0]), True),
+                  ("negative", np.array([-1, 0]), False)] + NON_TENSORS + NONE_BAD,
+    "coeffs": [("not a list", F(3), True), ("with string", [1.0, "a"], True),
+               ("with None", [1.0, None], True), ("empty", [], False)] + NONE_BAD,
 })
 
 

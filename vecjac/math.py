@@ -5,7 +5,9 @@ from .ops.logic_ops import *  # noqa: F401,F403
 from .ops.math_ops import *  # noqa: F401,F403
 from .ops.norm_ops import *  # noqa: F401,F403
 from .ops.reduce_ops import *  # noqa: F401,F403
+from .ops.segment_ops import *  # noqa: F401,F403
 from .ops.special_ops import *  # noqa: F401,F403
+from .ops.tf_math_ops import *  # noqa: F401,F403
 from .ops.unary_ops import *  # noqa: F401,F403
 # names that shadow Python builtins stay out of the star-exported __all__ lists
 from .ops.math_ops import pow  # noqa: F401,E402

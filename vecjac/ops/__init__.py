@@ -5,5 +5,6 @@ methods (tensor_methods.py)."""
 from . import (math_ops, logic_ops, unary_ops, special_ops, reduce_ops, linear_ops, einsum_ops, norm_ops,  # noqa: F401
                array_ops, index_ops, creation_ops, layout_ops, onehot_ops, nn_ops,
                linalg_ops, decomposition_ops, sort_ops, random_ops, control_flow_ops,
-               image_ops, scipy_special_ops, bessel_ops, matrix_function_ops, signal_ops,
+               image_ops, scipy_special_ops, bessel_ops, tf_math_ops, segment_ops,
+               matrix_function_ops, signal_ops,
                operators, tensor_methods)

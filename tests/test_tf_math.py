@@ -1,0 +1,300 @@
+"""vj.math's TF names from vecjac/ops/tf_math_ops.py: values against NumPy / SciPy
+references, gradients against central differences, Jacobians (pfor), TF's errors."""
+import math
+
+import numpy as np
+import pytest
+import scipy.special as sp
+
+import vecjac as vj
+from vecjac.testing import check_grads, numerical_jacobian
+
+RNG = np.random.default_rng(11)
+
+
+def _jacobian(f, x):
+    x = vj.constant(x)
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    return tape.jacobian(y, x).numpy()
+
+
+def _check_jacobian(f, x, rtol=1e-6, atol=1e-8):
+    np.testing.assert_allclose(_jacobian(f, x), numerical_jacobian(lambda v: f(vj.constant(v)).numpy(), x),
+                               rtol=rtol, atol=atol)
+
+
+# -- aliases of SciPy's special functions under TF's names and argument orders ---------------
+X = RNG.uniform(0.5, 3.0, (2, 3))
+P = RNG.uniform(0.1, 0.9, (2, 3))
+UNARY = {  # name: (scipy reference, domain)
+    "lgamma": (sp.gammaln, X), "digamma": (sp.digamma, X), "erfinv": (sp.erfinv, P - 0.5),
+    "erfcinv": (sp.erfcinv, P + 0.5), "ndtri": (sp.ndtri, P), "bessel_i0": (sp.i0, X),
+    "bessel_i0e": (sp.i0e, X), "bessel_i1": (sp.i1, X), "bessel_i1e": (sp.i1e, X),
+    "sigmoid": (sp.expit, X - 2), "softplus": (lambda v: np.logaddexp(v, 0), X - 2),
+    "softsign": (lambda v: v / (1 + np.abs(v)), X - 2), "log_sigmoid": (sp.log_expit, X - 2),
+    "reciprocal_no_nan": (lambda v: 1 / v, X),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_values_and_gradients(name):
+    ref, x = UNARY[name]
+    f = getattr(vj.math, name)
+    np.testing.assert_allclose(f(x).numpy(), ref(x), rtol=1e-12, atol=1e-14)
+    check_grads(f, [x], order=2)
+
+
+def test_softmax_family():
+    x = RNG.normal(size=(2, 4))
+    np.testing.assert_allclose(vj.math.softmax(x).numpy(), sp.softmax(x, axis=-1), rtol=1e-13)
+    np.testing.assert_allclose(vj.math.log_softmax(x, axis=0).numpy(), sp.log_softmax(x, axis=0),
+                               rtol=1e-13)
+
+
+def test_two_argument_special_functions_follow_tf_order():
+    a, x = X, X[::-1]
+    np.testing.assert_allclose(vj.math.igamma(a, x).numpy(), sp.gammainc(a, x), rtol=1e-12)
+    np.testing.assert_allclose(vj.math.igammac(a, x).numpy(), sp.gammaincc(a, x), rtol=1e-12)
+    np.testing.assert_allclose(vj.math.betainc(a, x, P).numpy(), sp.betainc(a, x, P), rtol=1e-12)
+    np.testing.assert_allclose(vj.math.polygamma(1.0, x).numpy(), sp.polygamma(1, x), rtol=1e-12)
+    np.testing.assert_allclose(vj.math.xlog1py(P, X).numpy(), sp.xlog1py(P, X), rtol=1e-12)
+    check_grads(lambda v: vj.math.igamma(a, v), [x], order=2)
+    check_grads(lambda v: vj.math.igammac(a, v), [x], order=1)
+    check_grads(lambda v: vj.math.betainc(a, x, v), [P], order=1)
+    check_grads(lambda v: vj.math.polygamma(2.0, v), [x], order=1)
+
+
+@pytest.mark.parametrize("f", [lambda a, x: vj.math.igamma(a, x),
+                               lambda a, x: vj.math.igammac(a, x),
+                               lambda a, x: vj.math.polygamma(a, x),
+                               lambda a, x: vj.math.betainc(a, 2.0, x)])
+def test_shape_parameter_derivatives_raise(f):
+    a, x = vj.constant([1.5, 2.0]), vj.constant([0.3, 0.6])
+    with vj.GradientTape() as tape:
+        tape.watch(a)
+        y = f(a, x)
+    with pytest.raises(LookupError):
+        tape.gradient(y, a)
+
+
+def test_atan2_matches_numpy_in_every_quadrant():
+    y = np.array([1.0, 1.0, -1.0, -1.0, 0.0, 0.0, 2.0, -0.5, 0.0])
+    x = np.array([1.0, -1.0, -1.0, 1.0, 1.0, -1.0, 0.1, 3.0, 0.0])
+    np.testing.assert_allclose(vj.math.atan2(y, x).numpy(), np.arctan2(y, x), rtol=1e-15)
+    yy, xx = RNG.normal(size=5), RNG.normal(size=5)
+    check_grads(vj.math.atan2, [yy, xx], order=2)
+    _check_jacobian(lambda v: vj.math.atan2(v, vj.constant(xx)), yy)
+    with pytest.raises(ValueError, match="atan2"):
+        vj.math.atan2(np.ones(2), np.ones(3))
+    with pytest.raises(TypeError, match="atan2: y"):
+        vj.math.atan2(np.array([1, 2]), np.ones(2))
+
+
+# -- compositions ------------------------------------------------------------------------------
+def test_add_n_and_accumulate_n():
+    xs = [RNG.normal(size=(2, 3)) for _ in range(3)]
+    np.testing.assert_allclose(vj.math.add_n(xs).numpy(), xs[0] + xs[1] + xs[2], rtol=1e-15)
+    np.testing.assert_allclose(vj.math.accumulate_n(xs, shape=(2, 3)).numpy(), sum(xs))
+    check_grads(lambda a, b: vj.math.add_n([a, b, a]), xs[:2], order=1)
+    with pytest.raises(ValueError, match="add_n"):
+        vj.math.add_n([])
+    with pytest.raises(ValueError, match="add_n: inputs must have the same shape"):
+        vj.math.add_n([np.ones(2), np.ones(3)])
+    with pytest.raises(ValueError, match="accumulate_n: shape"):
+        vj.math.accumulate_n(xs, shape=(3, 2))
+
+
+def test_no_nan_family_values_and_finite_gradients():
+    x = np.array([1.0, np.inf, np.nan, 2.0, -3.0])
+    y = np.array([0.0, 0.0, 0.0, 4.0, 0.5])
+    np.testing.assert_array_equal(vj.math.divide_no_nan(x, y).numpy(), [0, 0, 0, 0.5, -6.0])
+    np.testing.assert_array_equal(vj.math.multiply_no_nan(x, y).numpy(), [0, 0, 0, 8.0, -1.5])
+    np.testing.assert_array_equal(vj.math.reciprocal_no_nan(y).numpy(), [0, 0, 0, 0.25, 2.0])
+    xt, yt = vj.constant(x), vj.constant(y)
+    for f in (vj.math.divide_no_nan, vj.math.multiply_no_nan):
+        with vj.GradientTape() as tape:
+            tape.watch([xt, yt])
+            out = vj.reduce_sum(f(xt, yt))
+        gx, gy = tape.gradient(out, [xt, yt])
+        assert np.isfinite(gx.numpy()).all() and np.isfinite(gy.numpy()).all()
+    a, b = RNG.normal(size=4), RNG.uniform(0.5, 2, 4)
+    check_grads(vj.math.divide_no_nan, [a, b], order=2)
+    check_grads(vj.math.multiply_no_nan, [a, b], order=2)
+    _check_jacobian(lambda v: vj.math.divide_no_nan(v, vj.constant(b)), a)
+
+
+def test_lbeta_reduces_over_the_last_axis():
+    x = RNG.uniform(0.5, 3.0, (2, 4))
+    ref = sp.gammaln(x).sum(-1) - sp.gammaln(x.sum(-1))
+    np.testing.assert_allclose(vj.math.lbeta(x).numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(vj.math.lbeta(x[:, :2]).numpy(), sp.betaln(x[:, 0], x[:, 1]),
+                               rtol=1e-12)
+    check_grads(vj.math.lbeta, [x], order=2)
+    assert vj.math.lbeta(np.zeros((2, 0))).numpy().tolist() == [-np.inf, -np.inf]
+    with pytest.raises(ValueError, match="lbeta"):
+        vj.math.lbeta(1.0)
+
+
+def test_rint_scalar_mul_and_real_parts():
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.7])
+    np.testing.assert_array_equal(vj.math.rint(x).numpy(), np.rint(x))
+    # rint's gradient is zero:
+    check_grads(lambda v: vj.math.rint(v) + v, [np.array([0.2, 1.3])], order=1)
+    np.testing.assert_array_equal(vj.math.scalar_mul(2.0, x).numpy(), 2 * x)
+    with pytest.raises(ValueError, match="scalar_mul: scalar must be 0-d"):
+        vj.math.scalar_mul(np.ones(2), x)
+    np.testing.assert_array_equal(vj.math.real(x).numpy(), x)
+    np.testing.assert_array_equal(vj.math.conj(x).numpy(), x)
+    np.testing.assert_array_equal(vj.math.imag(x).numpy(), np.zeros(5))
+    np.testing.assert_array_equal(vj.math.angle(x).numpy(), np.angle(x))
+    for f in (vj.math.real, vj.math.imag, vj.math.conj, vj.math.angle):
+        with pytest.raises(TypeError, match="complex"):
+            f(np.array([1 + 2j]))
+
+
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_logsumexp(exclusive, reverse):
+    x = RNG.normal(size=(3, 4)) * 3
+    flipped = np.flip(x, 1) if reverse else x
+    ref = np.log(np.cumsum(np.exp(flipped), axis=1))
+    if exclusive:
+        ref = np.concatenate([np.full((3, 1), -np.inf), ref[:, :-1]], 1)
+    ref = np.flip(ref, 1) if reverse else ref
+    f = lambda v: vj.math.cumulative_logsumexp(v, axis=1, exclusive=exclusive, reverse=reverse)  # noqa: E731
+    np.testing.assert_allclose(f(x).numpy(), ref, rtol=1e-12)
+    keep = (slice(None), slice(1, None) if not reverse else slice(None, -1))
+    g = (lambda v: f(v)[keep]) if exclusive else f  # the -inf column has no derivative
+    check_grads(g, [x], order=2)
+    _check_jacobian(g, x)
+
+
+def test_cumulative_logsumexp_is_stable():
+    out = vj.math.cumulative_logsumexp(vj.constant([-1000.0, 0.0, 1000.0])).numpy()
+    np.testing.assert_allclose(out, [-1000.0, 0.0, 1000.0])
+    with pytest.raises(ValueError, match="cumulative_logsumexp"):
+        vj.math.cumulative_logsumexp(1.0)
+
+
+def test_polyval_horner_in_tf_order():
+    x = RNG.normal(size=3)
+    coeffs = [2.0, -1.0, 0.5, 3.0]
+    np.testing.assert_allclose(vj.math.polyval(coeffs, x).numpy(), np.polyval(coeffs, x),
+                               rtol=1e-14)
+    check_grads(lambda v: vj.math.polyval(coeffs, v), [x], order=2)
+    assert vj.math.polyval([], x).numpy().tolist() == [0.0] * 3
+    with pytest.raises(ValueError, match="polyval: coeffs must be a list"):
+        vj.math.polyval((1.0, 2.0), x)
+
+
+# -- integer and bool helpers ----------------------------------------------------------------
+def test_count_nonzero_and_bincount():
+    x = np.array([[0.0, 1.0, 2.0], [0.0, 0.0, 3.0]])
+    assert vj.math.count_nonzero(x).numpy() == 3
+    np.testing.assert_array_equal(vj.math.count_nonzero(x, axis=1, keepdims=True).numpy(),
+                                  [[2], [1]])
+    assert vj.math.count_nonzero(x, dtype=vj.int32).dtype == np.int32
+    arr = np.array([1, 1, 4, 2, 1])
+    np.testing.assert_array_equal(vj.math.bincount(arr).numpy(), np.bincount(arr))
+    np.testing.assert_array_equal(vj.math.bincount(arr, minlength=7).numpy(),
+                                  np.bincount(arr, minlength=7))
+    np.testing.assert_array_equal(vj.math.bincount(arr, maxlength=2).numpy(), [0, 3])
+    w = RNG.normal(size=5)
+    np.testing.assert_allclose(vj.math.bincount(arr, weights=w).numpy(),
+                               np.bincount(arr, weights=w), rtol=1e-15)
+    np.testing.assert_array_equal(
+        vj.math.bincount(np.array([[1, 1], [0, 2]]), axis=-1).numpy(), [[0, 2, 0], [1, 0, 1]])
+    check_grads(lambda v: vj.math.bincount(arr, weights=v), [w], order=1)
+    with pytest.raises(ValueError, match="bincount: arr must be non-negative"):
+        vj.math.bincount([1, -1])
+
+
+def test_permutations_and_monotonicity():
+    np.testing.assert_array_equal(vj.math.invert_permutation([3, 4, 0, 2, 1]).numpy(),
+                                  np.argsort([3, 4, 0, 2, 1]))
+    with pytest.raises(ValueError, match="invert_permutation"):
+        vj.math.invert_permutation([0, 0, 1])
+    assert bool(vj.math.is_non_decreasing([1, 2, 2, 3]))
+    assert not bool(vj.math.is_strictly_increasing([1, 2, 2, 3]))
+    assert bool(vj.math.is_strictly_increasing([[1, 2], [3, 4]]))
+    assert not bool(vj.math.is_non_decreasing([[1, 2], [0, 4]]))
+    assert bool(vj.math.is_strictly_increasing([5.0]))
+
+
+def test_in_top_k_and_top_k():
+    p = np.array([[0.1, 0.5, 0.5, 0.2], [0.9, 0.3, 0.0, np.inf], [0.4, 0.1, 0.3, 0.2]])
+    t = np.array([2, 0, 7])
+    np.testing.assert_array_equal(vj.math.in_top_k(t, p, 1).numpy(), [True, False, False])
+    np.testing.assert_array_equal(vj.math.in_top_k([3, 1, 2], p, 2).numpy(),
+                                  [False, False, True])
+    x = np.array([[1.0, 3.0, 2.0, 3.0], [0.5, -1.0, 4.0, 0.0]])
+    values, indices = vj.math.top_k(x, k=2)
+    np.testing.assert_array_equal(indices.numpy(), [[1, 3], [2, 0]])
+    np.testing.assert_array_equal(values.numpy(), [[3.0, 3.0], [4.0, 0.5]])
+    assert indices.dtype == np.int32
+    y = RNG.normal(size=(2, 5))
+    check_grads(lambda v: vj.math.top_k(v, 3).values, [y], order=2)
+    _check_jacobian(lambda v: vj.math.top_k(v, 2).values, y)
+    with pytest.raises(ValueError, match="top_k: k=6"):
+        vj.math.top_k(y, 6)
+
+
+# -- segments ----------------------------------------------------------------------------------
+DATA = RNG.normal(size=(6, 2))
+IDS = np.array([2, 0, -1, 2, 0, 2])
+
+
+def _segment_ref(reduce, data, ids, n, empty):
+    return np.stack([reduce(data[ids == i], axis=0) if (ids == i).any()
+                     else np.full(data.shape[1:], empty) for i in range(n)])
+
+
+@pytest.mark.parametrize("name,reduce,empty", [
+    ("sum", np.sum, 0.0), ("mean", np.mean, 0.0), ("max", np.max, np.finfo(float).min),
+    ("min", np.min, np.finfo(float).max), ("prod", np.prod, 1.0),
+    ("sqrt_n", lambda d, axis: d.sum(axis) / math.sqrt(len(d)), 0.0)])
+def test_unsorted_segments(name, reduce, empty):
+    f = getattr(vj.math, f"unsorted_segment_{name}")
+    out = f(DATA, IDS, 4).numpy()
+    np.testing.assert_allclose(out, _segment_ref(reduce, DATA, IDS, 4, empty), rtol=1e-14)
+    g = lambda v: f(v, np.array([2, 0, -1, 1, 0, 2]), 3)  # noqa: E731 (no empty segment)
+    check_grads(g, [DATA], order=2)
+    _check_jacobian(g, DATA)
+
+
+def test_segment_gradients_with_ties_and_zeros():
+    data = np.array([1.0, 3.0, 3.0, 0.0, 2.0, 0.0, 0.0, 5.0])
+    ids = np.array([0, 0, 0, 1, 1, 2, 2, 2])
+    jac = _jacobian(lambda v: vj.math.unsorted_segment_max(v, ids, 3), data)
+    np.testing.assert_allclose(jac[0], [0, 0.5, 0.5, 0, 0, 0, 0, 0])  # ties share
+    jac = _jacobian(lambda v: vj.math.unsorted_segment_prod(v, ids, 3), data)
+    np.testing.assert_allclose(jac[1], [0, 0, 0, 2.0, 0, 0, 0, 0])  # one zero: the others
+    np.testing.assert_allclose(jac[2], np.zeros(8))  # two zeros
+    check_grads(lambda v: vj.math.unsorted_segment_prod(v, ids, 3), [data], order=2)
+
+
+@pytest.mark.parametrize("name,reduce,empty", [
+    ("sum", np.sum, 0.0), ("mean", np.mean, 0.0), ("max", np.max, 0.0), ("min", np.min, 0.0),
+    ("prod", np.prod, 1.0)])
+def test_sorted_segments(name, reduce, empty):
+    ids = np.array([0, 0, 2, 3, 3, 3])
+    f = getattr(vj.math, f"segment_{name}")
+    np.testing.assert_allclose(f(DATA, ids).numpy(), _segment_ref(reduce, DATA, ids, 4, empty),
+                               rtol=1e-14)
+    check_grads(lambda v: f(v, ids), [DATA], order=1)
+    with pytest.raises(ValueError, match=f"segment_{name}: segment_ids must be sorted"):
+        f(DATA, ids[::-1])
+
+
+def test_segment_sum_vectorizes_and_errors():
+    out = vj.vectorized_map(lambda d: vj.math.unsorted_segment_max(d, IDS, 3),
+                            vj.constant(RNG.normal(size=(4, 6, 2))))
+    assert out.shape == (4, 3, 2)
+    with pytest.raises(ValueError, match="unsorted_segment_sum: segment_ids has 5"):
+        vj.math.unsorted_segment_sum(DATA, np.array([0, 1, 5, 0, 0, 0]), 3)
+    with pytest.raises(ValueError, match="prefix"):
+        vj.math.unsorted_segment_sum(DATA, np.zeros(5, int), 3)
+    with pytest.raises(TypeError, match="segment_ids must be an integer"):
+        vj.math.unsorted_segment_sum(DATA, np.zeros(6), 3)
