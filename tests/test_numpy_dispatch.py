@@ -327,6 +327,11 @@ PFOR_CASES = [c for c in CASES if c[0] in {
 
 @pytest.mark.parametrize("name,f,args,order", PFOR_CASES, ids=[c[0] for c in PFOR_CASES])
 def test_inside_pfor(name, f, args, order):
+    check_inside_pfor(f, args)
+
+
+def check_inside_pfor(f, args):
+    """f under pfor against the loop, with every subset of its arguments loop-variant."""
     batches = [vj.constant(np.stack([a, a * 1.1 + 0.05, a * 0.9])) for a in args]
     for mask in itertools.product([True, False], repeat=len(args)):
         if not any(mask):
