@@ -15,6 +15,7 @@ from .ops import math_ops as _m
 from .ops import logic_ops as _lo
 from .ops import reduce_ops as _r
 from .ops import unary_ops as _u
+from .ops.tf_math_ops import quadrant_atan
 
 
 # -- direct: one ufunc, one vecjac op ------------------------------------------------------------------
@@ -141,18 +142,7 @@ _ufuncs("vj.minimum, NaN ignored (vj.where)", "fmin")(_nan_ignoring(_m.minimum))
 
 @_ufuncs("vj.atan of y/x or x/y + quadrant (vj.where)", "arctan2")
 def _arctan2(y, x):
-    # atan(y/x) where |x| >= |y|, else pi/2 - atan(x/y): each branch is used where it is
-    # well conditioned, so the gradient is right everywhere but the origin; the safe
-    # denominators keep the unused branch finite (a NaN there would poison the gradient)
-    one = _c.ones_like(_m.add(x, y))
-    xs = _lo.where(_lo.equal(x, 0), one, x)
-    ys = _lo.where(_lo.equal(y, 0), one, y)
-    near_x = _u.atan(_m.divide(y, xs))
-    turn = _lo.where(_lo.greater_equal(y, 0), _m.multiply(one, math.pi),
-                    _m.multiply(one, -math.pi))  # in the inputs' dtype (float32 stays)
-    near_x = _lo.where(_lo.less(x, 0), _m.add(near_x, turn), near_x)
-    near_y = _m.subtract(_m.multiply(_u.sign(y), math.pi / 2), _u.atan(_m.divide(x, ys)))
-    return _lo.where(_lo.greater_equal(_u.abs(x), _u.abs(y)), near_x, near_y)
+    return quadrant_atan(y, x)
 
 
 @_ufuncs("(vj.floordiv, vj.floormod)", "divmod")

@@ -93,16 +93,21 @@ def log_sigmoid(x, name=None): return -nn_ops.softplus(-_real(x, "log_sigmoid", 
 
 
 def atan2(y, x, name=None):
-    """The angle of (x, y) in (-pi, pi], element-wise, broadcasting.
-
-    atan(y/x) where |x| >= |y|, else pi/2 - atan(x/y): each branch where it is well
-    conditioned; safe denominators keep the unused branch (and its gradient) finite."""
+    """The angle of (x, y) in (-pi, pi], element-wise, broadcasting."""
     y, x = _float_pair(y, x, "atan2", ("y", "x"))
+    return quadrant_atan(y, x)
+
+
+def quadrant_atan(y, x):
+    """atan2 of checked floating tensors of one dtype (also np.arctan2's adapter):
+    atan(y/x) where |x| >= |y|, else pi/2 - atan(x/y), each branch where it is well
+    conditioned, so the gradient is right everywhere but the origin; safe denominators
+    keep the unused branch finite (a NaN there would poison the gradient)."""
     one = lib.ones_like(x + y)
     xs = lib.where(lib.equal(x, 0), one, x)
     ys = lib.where(lib.equal(y, 0), one, y)
     near_x = lib.atan(y / xs)
-    turn = lib.where(lib.greater_equal(y, 0), one * math.pi, one * -math.pi)
+    turn = lib.where(lib.greater_equal(y, 0), one * math.pi, one * -math.pi)  # x's dtype
     near_x = lib.where(lib.less(x, 0), near_x + turn, near_x)
     near_y = lib.sign(y) * (math.pi / 2) - lib.atan(x / ys)
     return lib.where(lib.greater_equal(lib.abs(x), lib.abs(y)), near_x, near_y)
