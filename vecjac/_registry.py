@@ -42,6 +42,8 @@ class Op:
     shape_only = False      # True: the outputs depend on the inputs' shapes and dtypes only
                             # (zeros_like): vj.function's plans hold them as constants
     checked_converter = True  # pfor checks what the converter returns (set by register)
+    stacked_attrs = None    # layout ops: attrs -> the attrs that compute every iteration
+                            # at once on inputs stacked on a new axis 0 (pfor's fast path)
 
     def forward(self, *arrays, **attrs):
         raise NotImplementedError

@@ -118,8 +118,11 @@ class Transpose(Op):
     def gradient(self, e, g):
         return transpose(g, tuple(np.argsort(e.attrs["perm"]).tolist()))
 
+    def stacked_attrs(self, perm):
+        return {"perm": (0,) + tuple(p + 1 for p in perm)}
+
     def converter(self, cx, x, perm):
-        return apply(self, x, perm=(0,) + tuple(p + 1 for p in perm))
+        return apply(self, x, **self.stacked_attrs(perm))
 
 
 def transpose(a, perm=None, conjugate=False, name=None):
@@ -221,8 +224,11 @@ class ConcatV2(Op):
         bounds = np.cumsum([x.shape[axis] for x in e.inputs])[:-1].tolist()
         return tuple(split(g, bounds, axis=axis, _sections=False)) if len(e.inputs) > 1 else (g,)
 
+    def stacked_attrs(self, axis):
+        return {"axis": axis + 1}
+
     def converter(self, cx, *xs, axis):
-        return apply(self, *cx.stack_all(xs), axis=axis + 1)
+        return apply(self, *cx.stack_all(xs), **self.stacked_attrs(axis))
 
 
 def concat(values, axis, name=None):
@@ -269,8 +275,11 @@ class Pack(Op):
     def gradient(self, e, g):
         return tuple(unstack(g, num=len(e.inputs), axis=e.attrs["axis"]))
 
+    def stacked_attrs(self, axis):
+        return {"axis": axis + 1}
+
     def converter(self, cx, *xs, axis):
-        return apply(self, *cx.stack_all(xs), axis=axis + 1)
+        return apply(self, *cx.stack_all(xs), **self.stacked_attrs(axis))
 
 
 def stack(values, axis=0, name=None):

@@ -246,8 +246,11 @@ class StridedSlice(Op):
     def gradient(self, e, g):
         return apply(StridedSliceGrad, g, shape=e.inputs[0].shape, key=e.attrs["key"])
 
+    def stacked_attrs(self, key):
+        return {"key": (slice(None),) + key}
+
     def converter(self, cx, x, key):
-        return apply(self, x, key=(slice(None),) + key)
+        return apply(self, x, **self.stacked_attrs(key))
 
 
 @register

@@ -89,6 +89,10 @@ class PFor(Transform):
             fast = self._elementwise_fast(op, tensors, attrs)
             if fast is not None:
                 return fast
+        elif op.stacked_attrs is not None:
+            fast = self._layout_fast(op, tensors, attrs)
+            if fast is not None:
+                return fast
         stacked = tuple([t._pfor is self for t in tensors])
         cx = ConvertContext(self, stacked)
         hidden = hide(self.level)
@@ -164,6 +168,23 @@ class PFor(Transform):
             return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)),
                                  self)
         return tuple([StackedTensor(Tensor(np.asarray(o)), self) for o in out])
+
+    def _layout_fast(self, op, tensors, attrs):
+        """A layout op (getitem, stack, transpose) on plain stacked inputs only, when no
+        transform could see the converter's ops (as _elementwise_fast): the op's forward
+        on the stacked arrays with its `stacked_attrs`, with no nested dispatch. None
+        when it does not apply."""
+        st = state
+        if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
+            return None
+        values = []
+        for t in tensors:
+            if type(t) is not StackedTensor or t._pfor is not self or \
+                    type(t._plain) is not Tensor:
+                return None
+            values.append(t._plain._value)
+        out = op.forward(*values, **op.stacked_attrs(**attrs))
+        return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)), self)
 
     @contextlib.contextmanager
     def reopened(self):
