@@ -28,7 +28,7 @@ from ._dispatch import apply, convert_to_tensor, own_output, record
 from ._errors import value_left
 from ._registry import Entry, lib
 from ._tape import GradientTape
-from ._tensor import Tensor
+from ._tensor import BorrowedTensor, Tensor
 from ._unconnected import ComplexNotSupported, UnconnectedGradients, unconnected_mode
 from ._variables import Variable
 
@@ -163,12 +163,16 @@ class ForwardAccumulator(Transform):
         st = state
         if st.tapes or st.observers or len(st.followers) > 1:
             return apply(op, *tensors, **attrs)
+        borrowed = False
         for t in tensors:
             if t._pfor is not None:
                 return apply(op, *tensors, **attrs)
+            if type(t) is BorrowedTensor:
+                borrowed = True
         out = op.forward(*[t._value for t in tensors], **attrs)
         if op.n_outputs == 1:
-            return Tensor(own_output(np.asarray(out), tensors))
+            out = out if type(out) is np.ndarray else np.asarray(out)
+            return Tensor(own_output(out, tensors) if borrowed else out)
         return tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
 
     def _push_tangents(self, op, tensors, outs, attrs, single):

@@ -145,24 +145,26 @@ class PFor(Transform):
         st = state
         if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
             return None
-        rank, values, stacked = 0, [], []
+        rank, values, stacked_ranks = 0, [], set()
         for t in tensors:
             if type(t) is StackedTensor and t._pfor is self and type(t._plain) is Tensor:
                 v = t._plain._value
                 r = v.ndim - 1
-                stacked.append(True)
+                stacked_ranks.add(r)
             elif type(t) is Tensor or type(t) is BorrowedTensor:  # the output is fresh
                 v = t._value
                 r = v.ndim
-                stacked.append(False)
             else:
                 return None
             values.append(v)
             if r > rank:
                 rank = r
-        for k, v in enumerate(values):
-            if stacked[k] and v.ndim - 1 < rank:  # line the loop axis up (broadcasting)
-                values[k] = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) + v.shape[1:])
+        if len(stacked_ranks) > 1 or rank not in stacked_ranks:
+            for k, t in enumerate(tensors):  # line the loop axis up (broadcasting)
+                v = values[k]
+                if type(t) is StackedTensor and v.ndim - 1 < rank:
+                    values[k] = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) +
+                                          v.shape[1:])
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
             return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)),
