@@ -94,9 +94,14 @@ class Transform:
 
 def hide(level):
     """Hide every active transform of level >= `level`; returns what to pass to unhide."""
-    hidden = state.hidden
+    st = state
+    hidden = st.hidden
+    stack = st.stack
+    if stack and stack[-1].level == level:  # only the innermost transform: most ops
+        hidden[level] = hidden.get(level, 0) + 1
+        return (level,)
     levels = []
-    for t in reversed(state.stack):
+    for t in reversed(stack):
         if t.level < level:
             break
         levels.append(t.level)
