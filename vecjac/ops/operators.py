@@ -5,6 +5,7 @@ its operators (+, *, @, <, [] ...); tensor_methods.py gives it NumPy's ndarray m
 Variable shares them: each reads the variable's value first (a read that tapes watching
 accessed variables see).
 """
+from .._dispatch import apply
 from .._tensor import Tensor
 from .._variables import Variable
 from . import index_ops as _i
@@ -14,11 +15,24 @@ from . import logic_ops as _lo
 from . import unary_ops as _u
 
 
+def _direct(op, public):
+    """x <op> y: two plain Tensors of one shape (or a scalar) go straight to the op, the
+    commonest case of simulation code (a forward-mode ODE runs thousands); anything else
+    takes the public function, with its conversions and checks."""
+    def binary(x, y):
+        if type(x) is Tensor and type(y) is Tensor and (
+                x.shape == y.shape or not x.shape or not y.shape):
+            return apply(op, x, y)
+        return public(x, y)
+    binary.__name__ = binary.__qualname__ = public.__name__
+    return binary
+
+
 _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
-    "__add__": _m.add, "__radd__": lambda x, y: _m.add(y, x),
-    "__sub__": _m.subtract, "__rsub__": lambda x, y: _m.subtract(y, x),
-    "__mul__": _m.multiply, "__rmul__": lambda x, y: _m.multiply(y, x),
-    "__truediv__": _m.divide,
+    "__add__": _direct(_m.Add, _m.add), "__radd__": lambda x, y: _m.add(y, x),
+    "__sub__": _direct(_m.Sub, _m.subtract), "__rsub__": lambda x, y: _m.subtract(y, x),
+    "__mul__": _direct(_m.Mul, _m.multiply), "__rmul__": lambda x, y: _m.multiply(y, x),
+    "__truediv__": _direct(_m.RealDiv, _m.divide),
     "__rtruediv__": lambda x, y: _m.divide(y, x),
     "__floordiv__": lambda x, y: _m.floordiv(x, y),
     "__rfloordiv__": lambda x, y: _m.floordiv(y, x),
