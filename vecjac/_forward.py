@@ -188,6 +188,13 @@ class ForwardAccumulator(Transform):
         result = rule(entry, *tangents) if rule is not None else \
             derived_jvp(entry, tangents, single)
         if single:
+            o = outs[0]
+            if result is not None and result.shape == o.shape and result.dtype == o.dtype \
+                    and o.dtype.kind == "f":
+                tid = o._tid  # the common case, without the loop below
+                table[tid] = result
+                self._ref_tids[weakref.ref(o, self._release)] = tid
+                return
             result = (result,)
         elif not isinstance(result, (tuple, list)) or len(result) != len(outs):
             raise RuntimeError(f"jvp of {op.name} returned {result!r} for {len(outs)} outputs")

@@ -28,6 +28,13 @@ def _direct(op, public):
     return binary
 
 
+def _item(x, key):
+    """x[key]; x[i] of a plain Tensor (an ODE state's component) goes straight to the op."""
+    if type(key) is int and type(x) is Tensor and x.shape and -x.shape[0] <= key < x.shape[0]:
+        return apply(_i.StridedSlice, x, key=(key,))
+    return _i.getitem(x, key)
+
+
 _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
     "__add__": _direct(_m.Add, _m.add), "__radd__": lambda x, y: _m.add(y, x),
     "__sub__": _direct(_m.Sub, _m.subtract), "__rsub__": lambda x, y: _m.subtract(y, x),
@@ -51,7 +58,7 @@ _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
     "__gt__": lambda x, y: _lo.greater(x, y), "__ge__": lambda x, y: _lo.greater_equal(x, y),
     # == and != stay element-wise as in NumPy and TF2; hashing is by identity
     "__eq__": lambda x, y: _lo.equal(x, y), "__ne__": lambda x, y: _lo.not_equal(x, y),
-    "__getitem__": lambda x, key: _i.getitem(x, key),
+    "__getitem__": _item,
 }
 
 for _name, _fn in _OPERATORS.items():
