@@ -22,8 +22,13 @@ from ._variables import Variable
 
 def apply(op, *inputs, **attrs):
     """Run `op` on `inputs`: hand it to a transform, or compute and record. Tensor(s)."""
-    tensors = tuple([x if isinstance(x, Tensor) else to_input(x, inputs) for x in inputs])
+    tensors = inputs  # *args: a tuple already, kept when every input is a Tensor
     owner = None
+    for t in inputs:
+        if not isinstance(t, Tensor):
+            tensors = tuple([x if isinstance(x, Tensor) else to_input(x, inputs)
+                             for x in inputs])
+            break
     for t in tensors:
         p = t._pfor
         if p is not None and (owner is None or p.level > owner.level):
