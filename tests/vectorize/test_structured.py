@@ -183,6 +183,34 @@ def test_a_variable_assigned_inf_or_nan_takes_the_dense_path():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's IEEE notice
+@pytest.mark.parametrize("bad", [None, np.inf, np.nan])
+@pytest.mark.parametrize("zero", [False, True])
+def test_a_large_matrix_proved_finite_by_its_product_takes_the_structure(bad, zero):
+    """MatVec's gradient marks a large matrix finite when its forward gave a finite
+    product of a finite vector (a NaN or inf entry poisons its row's sum, even times a
+    zero: inf * 0 is NaN). pfor must equal the loop whatever the matrix holds."""
+    n = 300  # 90000 entries: above the size where the proof replaces the check
+    A = RNG.standard_normal((n, n))
+    if bad is not None:
+        A[7, 11] = bad
+    x0 = RNG.standard_normal(n)
+    if zero:
+        x0[11] = 0.0  # the bad entry meets a zero: its product is NaN, not finite
+    x = vj.constant(x0)
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = vj.linalg.matvec(A, x) + x ** 3
+    got = tape.jacobian(y, x).numpy()
+    want = tape.jacobian(y, x, experimental_use_pfor=False).numpy()
+    np.testing.assert_array_equal(got, want)
+    expected = A + np.diag(3 * x0 ** 2)
+    if bad is None:
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    else:
+        assert not np.isfinite(got).all()
+
+
 def test_unit_seed_rows_share_the_matrix_and_stay_correct():
     """J of A x is A: with unit seeds the structured rows are A itself (no copy); the
     result must still equal A, and later ops must not be able to change A."""

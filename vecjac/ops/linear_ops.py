@@ -147,6 +147,9 @@ class MatVec(Op):
                                  a.shape)
         if e.needs[1]:  # a^T g
             at = apply(lib.Transpose, a, perm=tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
+            # the forward proved a finite if it gave a finite product: the structured
+            # rule of a Jacobian's one-hot g then skips its own pass over a
+            structured_rules.note_finite_product(at, b, e.outputs[0])
             gb = lib.unbroadcast(apply(MatVec, at, g), b.shape)
         return ga, gb
 

@@ -181,6 +181,16 @@ def _finite(t):
     return known[1]
 
 
+def note_finite_product(matrix, vector, product):
+    """Record that `matrix` holds no NaN/inf when vector and matrix @ vector are finite: a
+    NaN or inf entry makes its row's sum NaN or inf whatever the vector holds (inf * 0 is
+    NaN), so a finite product of a finite vector proves it. For a large matrix this saves
+    the check's pass over it (MatVec's gradient knows its forward's output)."""
+    if matrix.size >= 65536 and vector.size and _all_finite(vector._value) and \
+            _all_finite(product._value):
+        _finite_cache[matrix._tid] = (weakref.ref(matrix._value), True)
+
+
 def _all_finite(v):
     # NaN/inf anywhere reaches a sum or a product with ones (a huge finite value
     # overflowing only makes us take the dense path: slower, still exact). One reduction
