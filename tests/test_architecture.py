@@ -125,8 +125,8 @@ def test_op_library_imports_no_transform_internals(module):
 PUBLIC_VJ = """
 GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
 TensorSpec
-Tensor UnconnectedGradients Variable abs acos acosh add argmax argmin argsort asin asinh atan atanh
-autodiff batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
+Tensor UnconnectedGradients Variable abs acos acosh add add_n argmax argmin argsort asin asinh atan
+atan2 atanh autodiff batch_jacobian batch_normalization bool boolean_mask broadcast_to cast ceil clip_by_norm
 clip_by_value complex128 complex64 concat cond constant conversion_policy convert_to_tensor cos
 cosh cumprod
 cumsum custom_gradient dask defop divide einsum elu equal erf erfc exp expand_dims expm1 eye
@@ -137,7 +137,7 @@ log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
 matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
 one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
-reduce_std reduce_sum reduce_variance relu relu6 reshape reverse roll round rsqrt scipy
+reduce_std reduce_sum reduce_variance relu relu6 reshape reverse roll round rsqrt scalar_mul scipy
 searchsorted selu set_conversion_policy set_memory_budget shape
 sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax sort
 softmax_cross_entropy_with_logits softplus softsign sparse_hessian sparse_jacobian split sqrt
@@ -185,7 +185,7 @@ unsorted_segment_sqrt_n unsorted_segment_sum where xdivy xlog1py xlogy
 PUBLIC_NN = """
 batch_normalization elu gelu leaky_relu log_softmax moments relu relu6 selu sigmoid
 sigmoid_cross_entropy_with_logits silu softmax softmax_cross_entropy_with_logits softplus
-softsign swish
+softsign swish top_k
 """.split()
 
 

@@ -50,6 +50,7 @@ from .ops.sort_ops import *  # noqa: F401,F403,E402
 from .ops.onehot_ops import *  # noqa: F401,F403,E402
 from .ops.control_flow_ops import *  # noqa: F401,F403,E402
 from .ops.nn_ops import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)
+from .ops.tf_math_ops import add_n, atan2, scalar_mul  # noqa: F401,E402  (tf.add_n ...)
 # TF names that shadow Python builtins, kept out of the star-exported __all__ lists
 from .ops.creation_ops import range  # noqa: F401,E402,A004
 from .ops.layout_ops import slice  # noqa: F401,E402,A004
