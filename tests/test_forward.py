@@ -281,6 +281,41 @@ def test_jacfwd_has_no_fallback_and_keeps_seeds_structured():
     np.testing.assert_allclose(J.numpy(), w.numpy(), rtol=0, atol=0)
 
 
+def test_jacfwd_through_a_matrix_equals_the_loop_with_nan_and_inf():
+    # small dense seeds times a plain matrix take a shortcut (the matrix's columns); it
+    # must equal the loop, where 0 * inf makes a whole row NaN, and own its memory
+    p = RNG.standard_normal(4)
+    for bad in (None, np.inf, np.nan):
+        a = RNG.standard_normal((6, 4))
+        if bad is not None:
+            a[2, 1] = bad
+        for mat in (a, vj.constant(a)):
+            f = (lambda v: vj.sin(mat @ v)) if bad is None else (lambda v: mat @ v)
+            with np.errstate(invalid="ignore"):
+                J = vj.jacfwd(f)(p).numpy()
+                loop = vj.jacfwd(f, parallel_iterations=1)(p).numpy()
+            np.testing.assert_array_equal(J, loop)
+            if bad is None:
+                np.testing.assert_allclose(J, np.cos(a @ p)[:, None] * a, rtol=1e-14)
+            else:
+                assert not np.isfinite(J[2]).any() and np.isfinite(np.delete(J, 2, 0)).all()
+    a = RNG.standard_normal((6, 4))
+    J = vj.jacfwd(lambda v: a @ v)(p)
+    a[:] = 0.0  # the caller's array changes: the Jacobian does not
+    assert np.abs(J.numpy()).min() > 0
+
+
+def test_one_hot_of_the_loop_index_in_chunks_equals_the_loop():
+    for chunk in (None, 3, 2):
+        for on, off in ((None, None), (2.0, -1.0)):
+            got = vj.vectorize.pfor(lambda i: vj.one_hot(i, 5, on_value=on, off_value=off),
+                                    7, parallel_iterations=chunk).numpy()
+            want = np.stack([vj.one_hot(k, 5, on_value=on, off_value=off).numpy()
+                             for k in range(7)])
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+
+
 def test_jacfwd_with_parallel_iterations_and_the_loop():
     p = RNG.standard_normal(3)
     ref = vj.jacrev(tall)(p).numpy()

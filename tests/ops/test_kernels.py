@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
+from vecjac._registry import REGISTRY
 from vecjac.ops import kernels
 
 
@@ -117,3 +118,41 @@ def test_one_off_calls_stay_with_numpy_and_repeated_ones_compile():
     first, later = out.stdout.strip().splitlines()
     assert first == "[False, False, False] False", out.stderr
     assert later == "True", out.stderr
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("layout", ["C", "F", "3-D"])
+def test_times_rows_kernels_match_numpy_bit_for_bit(dtype, layout):
+    rng = np.random.default_rng(4)
+    shape = (8, 50, 20) if layout == "3-D" else (8, 1000)
+    a, d = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    if layout == "F":  # stored transposed, as jacfwd's tangents through a matrix
+        a, d = np.asfortranarray(a), np.asfortranarray(d)
+    b, c = (rng.standard_normal(shape[1:]).astype(dtype) for _ in range(2))
+    prod, fused = kernels.times_rows(a, b), kernels.times_rows_add(a, b, c, d)
+    if prod is None:
+        pytest.skip("numba is not available here")
+    # the same operations in the same order as NumPy's: identical, not merely close
+    assert prod.dtype == dtype and np.array_equal(prod, a * b)
+    assert fused.dtype == dtype and np.array_equal(fused, a * b + c * d)
+    if layout == "F":  # the layout is kept for the ops that follow
+        assert prod.flags.f_contiguous and fused.flags.f_contiguous
+
+
+def test_times_rows_kernels_decline_what_they_do_not_cover():
+    a, b = np.ones((8, 1000)), np.ones(1000)
+    assert kernels.times_rows(a[:, :10], b[:10]) is None          # small: NumPy
+    assert kernels.times_rows(a, b.astype(np.float32)) is None    # mixed dtypes
+    assert kernels.times_rows(a[:, ::2], b[::2]) is None          # strided: a copy would cost
+    assert kernels.times_rows(a, np.ones(999)) is None            # not rows of b's shape
+    assert kernels.times_rows_add(a, b, b, np.asfortranarray(a)) is None  # mixed layouts
+
+
+def test_mul_and_muladd_forwards_use_the_kernels_with_numpy_results():
+    rng = np.random.default_rng(5)
+    a, d = rng.standard_normal((2, 6, 900))
+    b, c = rng.standard_normal((2, 900))
+    mul, muladd = REGISTRY["Mul"], REGISTRY["MulAdd"]
+    for x, y in ((a, b), (b, a), (np.asfortranarray(a), b)):
+        assert np.array_equal(mul.forward(x, y), x * y)
+    assert np.array_equal(muladd.forward(a, b, c, d), a * b + c * d)

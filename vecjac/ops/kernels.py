@@ -13,6 +13,15 @@ Only kernels that beat their NumPy counterpart in benchmarks/kernels.py live her
   (17, 256) x (17, 64). outer_rows_scaled also multiplies by m[i, k] in the same pass
   (the activation gradient that follows): 0.05 ms against 0.10 for kernel + NumPy.
   (A fused elu-gradient kernel was measured too and did not beat NumPy: not kept.)
+- times_rows: out[k, j] = x[k, j] * y[j], a stacked value (n, *S) times a value of shape
+  S: every forward-mode JVP of an elementwise op under jacfwd (tangents times the
+  derivative). NumPy's loop that broadcasts y over the leading axis runs at half the
+  speed of a same-shape product: 0.016 vs 0.010 ms for 8 x 4000.
+  times_rows_add: a[k, j] * b[j] + c[j] * d[k, j] in one pass, the product rule's
+  tangent (MulAdd) under jacfwd, where NumPy makes three passes and a temporary: 0.041
+  vs 0.015 ms for 8 x 4000. Tangents stored transposed ((n, m) in Fortran order, the
+  tangents of jacfwd through a matrix) run scale_rows and scale_rows_add on the
+  transpose, at the same speed (NumPy: 0.030 and 0.071 ms for 8 x 4000).
 
 numba is imported lazily, and only for inputs above a size threshold, so small problems
 never pay its import and cache-load time (0.4-0.5 s). A kernel is compiled on its fourth
@@ -74,6 +83,29 @@ def _outer_rows_scaled_source(d, r, m, out):
             s = d[a, i]
             for k in range(w):
                 out[a, i, k] = s * r[a, k] * m[i, k]
+
+
+def _times_rows_source(x, y, out):
+    n, m = x.shape
+    for k in range(n):
+        for j in range(m):
+            out[k, j] = x[k, j] * y[j]
+
+
+def _times_rows_add_source(a, b, c, d, out):
+    n, m = a.shape
+    for k in range(n):
+        for j in range(m):
+            out[k, j] = a[k, j] * b[j] + c[j] * d[k, j]
+
+
+def _scale_rows_add_source(a, b, c, d, out):
+    n, w = a.shape
+    for i in range(n):
+        s = b[i]
+        t = c[i]
+        for j in range(w):
+            out[i, j] = a[i, j] * s + t * d[i, j]
 
 
 def numba_enabled():
@@ -157,3 +189,62 @@ def outer_rows_scaled(d, r, m):
         return None
     return _into_new("outer_rows_scaled", _outer_rows_scaled_source, d.shape + r.shape[1:],
                      d.dtype, d, r, m)
+
+
+def _rows_of(x, y):
+    """The layout in which x (n, *S) and y (S) fit times_rows: "C" (both contiguous),
+    "F" (x an (n, m) matrix stored transposed, as jacfwd's tangents of a linear model),
+    or None: other shapes or dtypes, too small, or a layout where a copy would cost what
+    the kernel saves."""
+    if not (x.ndim == y.ndim + 1 and x.shape[1:] == y.shape and x.dtype == y.dtype
+            and x.dtype.kind == "f" and x.size >= NUMBA_MIN_SIZE and y.flags.c_contiguous):
+        return None
+    if x.flags.c_contiguous:
+        return "C"
+    return "F" if x.ndim == 2 and x.flags.f_contiguous else None
+
+
+def _run_rows(name, source, shape, *inputs):
+    """Kernel `name` on 2-D and 1-D contiguous `inputs` into a new array of `shape`, or
+    None (as _into_new, without its copies: these run on every op of a jacfwd)."""
+    kernel = _kernels.get(name) or _kernel(name, source)
+    if kernel is None:
+        return None
+    out = np.empty(shape, dtype=inputs[0].dtype)
+    try:
+        kernel(*inputs, out)
+    except Exception:
+        _broken.add(name)
+        _kernels.pop(name, None)
+        return None
+    return out
+
+
+def times_rows(x, y):
+    """x * y for x of shape (n, *S) and y of shape S with the numba kernel (y broadcast
+    over the leading axis), or None when it is not used. A transposed x gives a
+    transposed result (scale_rows on x.T: the layout is kept for the ops that follow)."""
+    layout = _rows_of(x, y)
+    if layout is None:
+        return None
+    n, m = x.shape[0], y.size
+    if layout == "F":
+        out = _run_rows("scale_rows", _scale_rows_source, (m, n), x.T, y)
+        return None if out is None else out.T
+    out = _run_rows("times_rows", _times_rows_source, (n, m), x.reshape(n, m), y.reshape(m))
+    return None if out is None else out.reshape(x.shape)
+
+
+def times_rows_add(a, b, c, d):
+    """a * b + c * d for a and d of shape (n, *S), b and c of shape S, in one pass with
+    the numba kernel, or None when it is not used (a transposed a and d as times_rows)."""
+    layout = _rows_of(a, b)
+    if layout is None or _rows_of(d, c) != layout or a.shape != d.shape:
+        return None
+    n, m = a.shape[0], b.size
+    if layout == "F":
+        out = _run_rows("scale_rows_add", _scale_rows_add_source, (m, n), a.T, b, c, d.T)
+        return None if out is None else out.T
+    out = _run_rows("times_rows_add", _times_rows_add_source, (n, m), a.reshape(n, m),
+                    b.reshape(m), c.reshape(m), d.reshape(n, m))
+    return None if out is None else out.reshape(a.shape)

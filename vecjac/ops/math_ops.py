@@ -16,6 +16,7 @@ from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
 from .._shapes import as_shape, broadcast_shape
+from . import kernels
 
 
 def unbroadcast(g, shape):
@@ -131,6 +132,10 @@ class Mul(Op):
     structured = structured_rules.scale
 
     def forward(self, x, y):
+        if x.ndim != y.ndim:  # tangents stacked over the loop axis (jacfwd) and the like
+            fast = kernels.times_rows(x, y) if x.ndim > y.ndim else kernels.times_rows(y, x)
+            if fast is not None:
+                return fast
         return x * y
 
     def gradient(self, e, g):
@@ -157,6 +162,10 @@ class MulAdd(Op):
     converter = broadcasting
 
     def forward(self, a, b, c, d):
+        if a.ndim != b.ndim and a.size >= kernels.NUMBA_MIN_SIZE:  # stacked tangents
+            fast = kernels.times_rows_add(a, b, c, d)
+            if fast is not None:
+                return fast
         out = a * b
         cd = c * d
         # in place on our own temporary when nothing broadcasts (the common case, and a

@@ -238,6 +238,15 @@ class OneHot(Op):
             valid = (idx >= 0) & (idx < depth)
             d = Tensor(np.where(valid, np.asarray(on_value, dtype), np.zeros((), dtype)))
             return OneHotStacked(d, np.where(valid, idx, 0), (depth,), cx.loop)
+        loop = cx.loop
+        if indices is loop.index._plain:
+            # the loop's own index offset..offset+iters-1 (a jacfwd's seeds): the rows of
+            # a shifted identity, without comparing every index against every position
+            if on_value == 1 and off_value == 0:
+                return Tensor(np.eye(cx.iters, depth, k=loop.offset, dtype=dtype))
+            hot = np.eye(cx.iters, depth, k=loop.offset, dtype=bool)
+            return Tensor(np.where(hot, np.asarray(on_value, dtype),
+                                   np.asarray(off_value, dtype)))
         return apply(self, indices, depth=depth, axis=axis + 1, on_value=on_value,
                      off_value=off_value, dtype=dtype)
 

@@ -28,6 +28,16 @@ def _direct(op, public):
     return binary
 
 
+def _matmul(x, y):
+    """x @ y; a plain matrix times a plain vector or matrix (a linear model, a layer)
+    goes straight to the op."""
+    if type(x) is Tensor and type(y) is Tensor and len(x.shape) == 2 and \
+            0 < len(y.shape) <= 2 and x.shape[1] == y.shape[0] and \
+            x.dtype.kind in "biuf" and y.dtype.kind in "biuf":
+        return apply(_lin.MatVec if len(y.shape) == 1 else _lin.MatMul, x, y)
+    return _lin.matmul(x, y)
+
+
 def _item(x, key):
     """x[key]; x[i] of a plain Tensor (an ODE state's component) goes straight to the op."""
     if type(key) is int and type(x) is Tensor and x.shape and -x.shape[0] <= key < x.shape[0]:
@@ -45,7 +55,7 @@ _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
     "__rfloordiv__": lambda x, y: _m.floordiv(y, x),
     "__mod__": lambda x, y: _m.floormod(x, y), "__rmod__": lambda x, y: _m.floormod(y, x),
     "__pow__": lambda x, y: _m.pow(x, y), "__rpow__": lambda x, y: _m.pow(y, x),
-    "__matmul__": lambda x, y: _lin.matmul(x, y),
+    "__matmul__": _matmul,
     "__rmatmul__": lambda x, y: _lin.matmul(y, x),
     "__neg__": lambda x: _m.negative(x), "__pos__": lambda x: x,
     "__abs__": lambda x: _u.abs(x), "__invert__": lambda x: _lo.logical_not(x),

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import nest
 from .._context import Transform, hide, state, unhide
-from .._dispatch import convert_to_tensor, record
+from .._dispatch import convert_to_tensor, own_output, record
 from .._registry import lib
 from .._progress import chunk_progress
 from .._tensor import BorrowedTensor, Tensor
@@ -91,6 +91,10 @@ class PFor(Transform):
                 return fast
         elif op.stacked_attrs is not None:
             fast = self._layout_fast(op, tensors, attrs)
+            if fast is not None:
+                return fast
+        elif op.stacked_forward is not None:
+            fast = self._batched_fast(op, tensors, attrs)
             if fast is not None:
                 return fast
         stacked = tuple([t._pfor is self for t in tensors])
@@ -187,6 +191,29 @@ class PFor(Transform):
             values.append(t._plain._value)
         out = op.forward(*values, **op.stacked_attrs(**attrs))
         return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)), self)
+
+    def _batched_fast(self, op, tensors, attrs):
+        """An op whose forward vectorizes by itself (`stacked_forward`: MatVec with a
+        plain matrix) on plain stacked or invariant inputs, when no transform could see
+        the converter's ops (as _elementwise_fast). None when it does not apply."""
+        st = state
+        if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
+            return None
+        plain, stacked = [], []
+        for t in tensors:
+            if type(t) is StackedTensor and t._pfor is self and type(t._plain) is Tensor:
+                plain.append(t._plain)
+                stacked.append(True)
+            elif type(t) is Tensor or type(t) is BorrowedTensor:
+                plain.append(t)
+                stacked.append(False)
+            else:
+                return None
+        out = op.stacked_forward(stacked, *plain, **attrs)
+        if out is None:
+            return None
+        out = own_output(out if type(out) is np.ndarray else np.asarray(out), tensors)
+        return StackedTensor(Tensor(out), self)
 
     @contextlib.contextmanager
     def reopened(self):

@@ -166,7 +166,7 @@ def is_onehot(x, loop):
 _finite_cache = {}
 
 
-def _finite(t):
+def finite(t):
     """False if t holds NaN or inf: then a structured rule must not skip the zeros, since
     the dense computation gives 0 * inf = NaN there (IEEE), and pfor must equal the loop."""
     v = t._value
@@ -303,7 +303,7 @@ def scale(op, cx, x, y):
     if sx and sy:
         return x.with_(d=x.d * y.d) if same_positions(x, y) else NotImplemented
     a, v, v_stacked = (x, y, cx.stacked[1]) if sx else (y, x, cx.stacked[0])
-    if not _finite(v):
+    if not finite(v):
         return NotImplemented
     v_shape = v.shape[1:] if v_stacked else v.shape
     if v_shape != a.S and v_shape != ():
@@ -355,7 +355,7 @@ def matmul(op, cx, a, b):
     """One-hot matrix times a loop-invariant matrix: a scaled row (or column) gather
     instead of a dense (iters x i x j) @ (j x k) product."""
     loop, n = cx.loop, cx.iters
-    if not all(_finite(t) for t in (a, b) if not is_onehot(t, loop)):
+    if not all(finite(t) for t in (a, b) if not is_onehot(t, loop)):
         return NotImplemented
     lead = [t.lead for t in (a, b) if is_onehot(t, loop)]
     if any(lead):
@@ -384,7 +384,7 @@ def matvec(op, cx, a, b):
     gather, d_k a[:, pos_k], instead of a product with the dense seeds."""
     loop = cx.loop
     if not (is_onehot(b, loop) and not cx.stacked[0] and a.ndim == 2 and len(b.S) == 1
-            and not b.lead and _finite(a)):
+            and not b.lead and finite(a)):
         return NotImplemented
     return apply(lib.ScaledRows, apply(lib.Transpose, a, perm=(1, 0)), b.d, idx=b.pos)
 
@@ -402,7 +402,7 @@ def scale_by(factor_fn):
         if not is_onehot(g, loop):
             return NotImplemented
         factor = factor_fn(*rest, **attrs)
-        if not _finite(factor):
+        if not finite(factor):
             return NotImplemented
         stacked = any(cx.stacked[1:])
         shape = factor.shape[1:] if stacked else factor.shape
@@ -416,6 +416,6 @@ def _scale_outer_by(cx, g, factor):
     """g * factor for a loop-invariant factor of g's shape, in one pass. Such ops may
     compute where(mask, g, 0) rather than g * mask; the two agree when g is finite."""
     if any(cx.stacked[1:]) or factor.shape != g.shape or not (
-            _finite(factor) and _finite(g.d) and _finite(g.r)):
+            finite(factor) and finite(g.d) and finite(g.r)):
         return NotImplemented
     return apply(lib.OuterRowsScaled, g.d, g.r, factor)
