@@ -66,8 +66,12 @@ class Transform:
 
     def _push(self):
         self.level = level = next_level()
-        for lst in (state.stack,) + tuple(getattr(state, role) for role in self.roles):
-            lst.insert(bisect.bisect_right([t.level for t in lst], level), self)
+        st = state
+        for lst in (st.stack,) + tuple([getattr(st, role) for role in self.roles]):
+            if not lst or lst[-1].level < level:  # the innermost: most transforms
+                lst.append(self)
+            else:
+                lst.insert(bisect.bisect_right([t.level for t in lst], level), self)
 
     def _pop(self):
         for role in self.roles:

@@ -80,6 +80,24 @@ class ForwardAccumulator(Transform):
         for k, (p, t) in enumerate(zip(flat_p, flat_t)):
             self._watch(_primal_tensor(p, "ForwardAccumulator"), t, k, len(flat_p))
 
+    @classmethod
+    def _seeded(cls, primals, tangents):
+        """An accumulator for seeds built valid by vecjac itself (distinct floating
+        primals, tangents of their shapes and dtypes), without the checks of the public
+        constructor: jacfwd builds one per call."""
+        acc = cls.__new__(cls)
+        acc._tangents = {p._tid: t for p, t in zip(primals, tangents)}
+        acc._ref_tids = {}
+        acc._release = acc._release
+        acc._recording = False
+        return acc
+
+    def _tangent(self, y):
+        """The tangent of Tensor y, zeros when it has none (jvp with "zero", for vecjac's
+        own callers)."""
+        found = self._tangents.get(y._tid)
+        return lib.zeros_like(y) if found is None else found
+
     def _watch(self, primal, tangent, k, n):
         label = "tangents" if n == 1 else f"tangents (leaf {k})"
         if primal.dtype.kind not in "f":

@@ -93,14 +93,15 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
             tangents.append(hot if x.shape == (size,) else
                             apply(lib.Reshape, hot, shape=x.shape))
             offset += size
-        with strict(ForwardAccumulator(flat, tangents), what) as acc:
+        with strict(ForwardAccumulator._seeded(flat, tangents), what) as acc:
             out = f(*args, **kwargs)
             y, aux = split_aux(out, has_aux, what)
             ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
         if not seen:
-            warn_if_independent(what, ys, lambda t: acc.jvp(t) is not None)
+            followed = acc._tangents
+            warn_if_independent(what, ys, lambda t: t._tid in followed)
         seen.update(y=y, aux=aux, ys=ys)
-        return [acc.jvp(t, unconnected_gradients=_ZERO) for t in ys]
+        return [acc._tangent(t) for t in ys]
 
     if n == 0:  # nothing to seed: f once for the output shapes
         loop_fn(Tensor(np.asarray(0)))
@@ -178,8 +179,8 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
         common = (f, args, kwargs, flat, structures, many, has_aux, what,
                   parallel_iterations, progress)
         chosen = mode
+        key = tuple([(x.shape, x.dtype.str) for x in flat])
         if mode == "auto":
-            key = tuple((x.shape, x.dtype.str) for x in flat)
             chosen = choices.get(key)
             if chosen is None:
                 n_in = sum(x.size for x in flat)
@@ -193,7 +194,6 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
                     return _result(done, has_aux)
                 chosen = "fwd"
         if chosen == "fwd":
-            key = tuple((x.shape, x.dtype.str) for x in flat)
             if key not in sizes and parallel_iterations is None and \
                     sum(x.size for x in flat) >= _PROBE_COLUMNS:
                 sizes[key] = _output_sizes(f, args, kwargs, has_aux, what)

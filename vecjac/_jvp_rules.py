@@ -17,12 +17,28 @@ one-hot tangents stay structured where the ops have structured rules).
   product rule, one term per input with a tangent.
 Ops without a rule get the one derived from their VJP (vecjac/_forward.py).
 """
+import numpy as np
+
+from ._context import state
 from ._dispatch import apply
 from ._registry import lib
+from ._tensor import Tensor
 
 
 def self_adjoint(op, e, t):
-    return None if t is None else op.gradient(e, t)
+    if t is None:
+        return None
+    derivative = op.derivative
+    if derivative is not None:
+        x, y = e.inputs[0], e.outputs[0]
+        st = state
+        if not (st.tapes or st.observers or len(st.followers) > 1) and \
+                x._pfor is None and y._pfor is None:
+            # nothing can differentiate or capture the factor (the accumulator's own
+            # condition for running the primal directly): NumPy computes it, the same
+            # operations as the gradient's, without dispatching each one
+            return apply(lib.Mul, t, Tensor(np.asarray(derivative(x._value, y._value))))
+    return op.gradient(e, t)
 
 
 def linear(op, e, *tangents):

@@ -33,6 +33,9 @@ class Op:
     converter = None        # pfor rule, or None for the while-loop fallback
     structured = None       # pfor rule for one-hot structured inputs (vectorize/structured.py)
     jvp = None              # forward-mode rule, or None for the one derived from gradient
+    derivative = None       # elementwise ops: (x, y) arrays -> dy/dx, the factor that
+                            # `gradient` multiplies by, computed in NumPy (forward mode's
+                            # fast path when no transform sees the primal values)
     pattern = None          # sparsity rule (vecjac/_pattern_rules.py); None: conservative
     has_gradient = True     # False: a float op whose gradient is not implemented
     samples = ()            # Sample specs: how tests/test_registry.py calls this op

@@ -15,12 +15,17 @@ _dataclass_types = {}  # type -> whether its instances are dataclass instances (
 # checked on every flatten: one dict lookup instead of an attribute search per leaf)
 
 
+_node_types = {}  # type -> whether its instances are nodes (one lookup for most calls)
+
+
 def is_nested(x):
     """True for a node of a nest (list, tuple, dict, dataclass instance); False for a leaf."""
-    if isinstance(x, (list, tuple, dict)):
-        return True
-    known = _dataclass_types.get(type(x))
-    return is_dataclass_instance(x) if known is None else known
+    kind = type(x)
+    known = _node_types.get(kind)
+    if known is None:
+        known = _node_types[kind] = isinstance(x, (list, tuple, dict)) or \
+            is_dataclass_instance(x)
+    return known
 
 
 def is_dataclass_instance(x):

@@ -83,6 +83,9 @@ class Sigmoid(Op):
         y = e.outputs[0]
         return g * (y * (1 - y))  # one pass over the (possibly stacked) cotangent
 
+    def derivative(self, x, y):
+        return y * (1 - y)
+
 
 @register
 class Relu(Op):

@@ -77,6 +77,9 @@ class Expm1(_Unary):
     def gradient(self, e, g):
         return g * (e.outputs[0] + 1)
 
+    def derivative(self, x, y):
+        return y + 1
+
 
 @register
 class Sqrt(_Unary):
@@ -88,6 +91,9 @@ class Sqrt(_Unary):
 
     def gradient(self, e, g):
         return g * (0.5 / e.outputs[0])
+
+    def derivative(self, x, y):
+        return 0.5 / y
 
 
 @register
@@ -102,6 +108,9 @@ class Rsqrt(_Unary):
         y = e.outputs[0]
         return g * (-0.5 * y * y * y)
 
+    def derivative(self, x, y):
+        return -0.5 * y * y * y
+
 
 @register
 class Square(_Unary):
@@ -113,6 +122,9 @@ class Square(_Unary):
 
     def gradient(self, e, g):
         return g * (2 * e.inputs[0])
+
+    def derivative(self, x, y):
+        return 2 * x
 
 
 @register
@@ -150,6 +162,9 @@ class Sin(_Unary):
     def gradient(self, e, g):
         return g * cos(e.inputs[0])
 
+    def derivative(self, x, y):
+        return Cos.forward(x)
+
 
 @register
 class Cos(_Unary):
@@ -161,6 +176,9 @@ class Cos(_Unary):
 
     def gradient(self, e, g):
         return g * -sin(e.inputs[0])
+
+    def derivative(self, x, y):
+        return -Sin.forward(x)
 
 
 @register
@@ -176,6 +194,9 @@ class Tan(_Unary):
         y = e.outputs[0]
         return g * (1 + y * y)
 
+    def derivative(self, x, y):
+        return 1 + y * y
+
 
 @register
 class Asin(_Unary):
@@ -190,6 +211,9 @@ class Asin(_Unary):
         x = e.inputs[0]
         return g * rsqrt(1 - x * x)
 
+    def derivative(self, x, y):
+        return Rsqrt.forward(1 - x * x)
+
 
 @register
 class Acos(_Unary):
@@ -203,6 +227,9 @@ class Acos(_Unary):
     def gradient(self, e, g):
         x = e.inputs[0]
         return g * -rsqrt(1 - x * x)
+
+    def derivative(self, x, y):
+        return -Rsqrt.forward(1 - x * x)
 
 
 @register
@@ -229,6 +256,9 @@ class Sinh(_Unary):
     def gradient(self, e, g):
         return g * cosh(e.inputs[0])
 
+    def derivative(self, x, y):
+        return Cosh.forward(x)
+
 
 @register
 class Cosh(_Unary):
@@ -240,6 +270,9 @@ class Cosh(_Unary):
 
     def gradient(self, e, g):
         return g * sinh(e.inputs[0])
+
+    def derivative(self, x, y):
+        return Sinh.forward(x)
 
 
 @register
@@ -254,6 +287,9 @@ class Tanh(_Unary):
         y = e.outputs[0]
         return g * (1 - y * y)
 
+    def derivative(self, x, y):
+        return 1 - y * y
+
 
 @register
 class Asinh(_Unary):
@@ -266,6 +302,9 @@ class Asinh(_Unary):
     def gradient(self, e, g):
         x = e.inputs[0]
         return g * rsqrt(x * x + 1)
+
+    def derivative(self, x, y):
+        return Rsqrt.forward(x * x + 1)
 
 
 @register
@@ -280,6 +319,9 @@ class Acosh(_Unary):
     def gradient(self, e, g):
         x = e.inputs[0]
         return g * rsqrt(x * x - 1)
+
+    def derivative(self, x, y):
+        return Rsqrt.forward(x * x - 1)
 
 
 @register
@@ -307,6 +349,9 @@ class Reciprocal(_Unary):
     def gradient(self, e, g):
         y = e.outputs[0]
         return g * -(y * y)
+
+    def derivative(self, x, y):
+        return -(y * y)
 
 
 class _Rounding(_Unary):
