@@ -305,6 +305,22 @@ def test_jacfwd_through_a_matrix_equals_the_loop_with_nan_and_inf():
     assert np.abs(J.numpy()).min() > 0
 
 
+def test_sin_and_cos_in_one_pass_give_the_jvps_of_the_two_passes():
+    # above kernels.SINCOS_MIN_SIZE forward mode takes value and derivative from one
+    # sincos loop when nothing else watches; under a tape (second order) it must not
+    x = RNG.standard_normal(3000)
+    t = RNG.standard_normal(3000)
+    for fn, value, slope in ((vj.sin, np.sin, np.cos), (vj.cos, np.cos, lambda v: -np.sin(v))):
+        for _ in range(5):  # past the kernel's warm-up requests
+            primal = vj.constant(x)
+            with ForwardAccumulator(primal, vj.constant(t)) as acc:
+                y = fn(primal)
+            np.testing.assert_array_max_ulp(y.numpy(), value(x), maxulp=1)
+            np.testing.assert_array_max_ulp(acc.jvp(y).numpy(), slope(x) * t, maxulp=2)
+        hvp = vj.hvp(lambda v: vj.reduce_sum(fn(v)), x, t)
+        np.testing.assert_allclose(hvp.numpy(), -value(x) * t, rtol=1e-13)
+
+
 def test_one_hot_of_the_loop_index_in_chunks_equals_the_loop():
     for chunk in (None, 3, 2):
         for on, off in ((None, None), (2.0, -1.0)):

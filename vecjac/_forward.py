@@ -163,6 +163,9 @@ class ForwardAccumulator(Transform):
     def process(self, op, tensors, attrs):
         hidden = hide(self.level)
         try:
+            if op.value_and_derivative is not None and tensors[0].dtype.kind == "f" and \
+                    self._alone(tensors):
+                return self._fused(op, tensors[0])
             outputs = self._primal(op, tensors, attrs)
             single = type(outputs) is not tuple
             outs = (outputs,) if single else outputs
@@ -173,6 +176,30 @@ class ForwardAccumulator(Transform):
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs
+
+    @staticmethod
+    def _alone(tensors):
+        """Whether no other transform can see this op's work: no tape, observer, other
+        follower, and no loop value among the inputs."""
+        st = state
+        if st.tapes or st.observers or len(st.followers) > 1:
+            return False
+        for t in tensors:
+            if t._pfor is not None:
+                return False
+        return True
+
+    def _fused(self, op, x):
+        """An elementwise op whose value and derivative come from one pass (sin and cos
+        by one sincos loop), when no other transform sees it: the output and its tangent
+        t * dy/dx (the op's self-adjoint rule, with the factor already computed)."""
+        value, factor = op.value_and_derivative(x._value)
+        y = Tensor(value)
+        tangent = apply(lib.Mul, self._tangents[x._tid], Tensor(factor))
+        tid = y._tid
+        self._tangents[tid] = tangent
+        self._ref_tids[weakref.ref(y, self._release)] = tid
+        return y
 
     def _primal(self, op, tensors, attrs):
         """The op's outputs. Through apply(), for the transforms outside to see, unless

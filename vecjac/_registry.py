@@ -36,6 +36,8 @@ class Op:
     derivative = None       # elementwise ops: (x, y) arrays -> dy/dx, the factor that
                             # `gradient` multiplies by, computed in NumPy (forward mode's
                             # fast path when no transform sees the primal values)
+    value_and_derivative = None  # x -> (y, dy/dx) arrays in one pass, for ops where that
+                            # is cheaper than forward then derivative (sin and cos)
     pattern = None          # sparsity rule (vecjac/_pattern_rules.py); None: conservative
     has_gradient = True     # False: a float op whose gradient is not implemented
     samples = ()            # Sample specs: how tests/test_registry.py calls this op

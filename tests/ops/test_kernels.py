@@ -156,3 +156,16 @@ def test_mul_and_muladd_forwards_use_the_kernels_with_numpy_results():
     for x, y in ((a, b), (b, a), (np.asfortranarray(a), b)):
         assert np.array_equal(mul.forward(x, y), x * y)
     assert np.array_equal(muladd.forward(a, b, c, d), a * b + c * d)
+
+
+def test_sincos_within_an_ulp_of_numpy_and_declines_the_rest():
+    x = np.random.default_rng(6).standard_normal((40, 50)) * 10
+    both = kernels.sincos(x)
+    if both is None:
+        pytest.skip("numba is not available here")
+    np.testing.assert_array_max_ulp(both[0], np.sin(x), maxulp=1)
+    np.testing.assert_array_max_ulp(both[1], np.cos(x), maxulp=1)
+    assert both[0].shape == x.shape
+    assert kernels.sincos(x[:10, :10]) is None                   # small: NumPy
+    assert kernels.sincos(x.astype(np.float32)) is None           # NumPy's own float32 sin
+    assert kernels.sincos(x[:, ::2].T) is None                    # not contiguous

@@ -14,6 +14,7 @@ from .._jvp_rules import self_adjoint
 from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
+from . import kernels
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
@@ -165,6 +166,10 @@ class Sin(_Unary):
     def derivative(self, x, y):
         return Cos.forward(x)
 
+    def value_and_derivative(self, x):
+        both = kernels.sincos(x)
+        return (np.sin(x), np.cos(x)) if both is None else both
+
 
 @register
 class Cos(_Unary):
@@ -179,6 +184,10 @@ class Cos(_Unary):
 
     def derivative(self, x, y):
         return -Sin.forward(x)
+
+    def value_and_derivative(self, x):
+        both = kernels.sincos(x)
+        return (np.cos(x), -np.sin(x)) if both is None else (both[1], -both[0])
 
 
 @register
