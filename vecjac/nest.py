@@ -104,6 +104,10 @@ def pack_sequence_as(structure, flat):
         if len(flat) != 1:
             raise ValueError(f"pack_sequence_as: structure has 1 leaf, got {len(flat)} values")
         return flat[0]
+    kind = type(structure)
+    if (kind is list or kind is tuple) and len(flat) == len(structure) and \
+            not any([is_nested(c) for c in structure]):
+        return kind(flat)  # a flat list or tuple of leaves: the common case of results
     n = len(flatten(structure))
     if len(flat) != n:
         raise ValueError(f"pack_sequence_as: structure has {n} leaves, got {len(flat)} values")

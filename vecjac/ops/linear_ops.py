@@ -174,10 +174,20 @@ class MatVec(Op):
         return apply(self, _pad_batch(a, batch + 2, sa), _pad_batch(b, batch + 1, sb))
 
 
+_IDENTITY_BYTES = {}  # (n, dtype) -> the bytes of np.eye(n): one comparison of bytes
+
+
 def _is_identity(m):
-    """Whether the square matrix m is the identity (n nonzeros, all on a diagonal of
-    ones): O(n^2) compares, which only small dense seeds reach."""
-    return np.count_nonzero(m) == m.shape[0] and bool((m.diagonal() == 1).all())
+    """Whether the square matrix m is bit for bit np.eye(n) (jacfwd's dense seeds, which
+    only small seed sets have: larger ones stay structured)."""
+    n = m.shape[0]
+    if n > 128 or not m.flags.c_contiguous:
+        return False
+    key = (n, m.dtype.str)
+    eye = _IDENTITY_BYTES.get(key)
+    if eye is None:
+        eye = _IDENTITY_BYTES[key] = np.eye(n, dtype=m.dtype).tobytes()
+    return m.tobytes() == eye
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False,

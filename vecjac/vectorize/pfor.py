@@ -292,6 +292,8 @@ def _check_converted(op, outs, loop):
 
 
 def _check_iters(iters, what):
+    if type(iters) is int and iters >= 0:
+        return iters
     if isinstance(iters, Tensor):
         iters = iters.__index__()
     if not isinstance(iters, numbers.Integral) or isinstance(iters, bool) or iters < 0:
