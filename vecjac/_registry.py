@@ -49,9 +49,9 @@ class Op:
     checked_converter = True  # pfor checks what the converter returns (set by register)
     stacked_attrs = None    # layout ops: attrs -> the attrs that compute every iteration
                             # at once on inputs stacked on a new axis 0 (pfor's fast path)
-    stacked_forward = None  # (stacked flags, *Tensors, **attrs) -> every iteration's output
-                            # at once (an array) from plain Tensors, a stacked one holding
-                            # all iterations on axis 0; or None (pfor's fast path)
+    stacked_forward = None  # (cx, *Tensors, **attrs) -> every iteration's output at once
+                            # (an array) from plain Tensors, a stacked one (cx.stacked)
+                            # holding all iterations on axis 0; or None (pfor's fast path)
 
     def forward(self, *arrays, **attrs):
         raise NotImplementedError

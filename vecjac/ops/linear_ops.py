@@ -139,9 +139,10 @@ class MatVec(Op):
             return a @ b
         return np.matmul(a, b[..., None])[..., 0]
 
-    def stacked_forward(self, stacked, a, b):
+    def stacked_forward(self, cx, a, b):
         # a plain matrix against stacked vectors: forward's one GEMM already covers
         # every iteration (the tangents of jacfwd through a linear model)
+        stacked = cx.stacked
         if stacked[0] or not stacked[1] or a.ndim != 2 or b.ndim != 2:
             return None
         av, bv = a._value, b._value

@@ -227,6 +227,18 @@ class OneHot(Op):
         out = np.where(hit, np.asarray(on_value, dtype), np.asarray(off_value, dtype))
         return np.moveaxis(out, -1, axis) if axis != indices.ndim else out
 
+    def stacked_forward(self, cx, indices, depth, axis, on_value, off_value, dtype):
+        loop = cx.loop
+        if indices is not loop.index._plain or (
+                structured.ENABLED and cx.iters * depth >= structured.MIN_DENSE_SIZE):
+            return None  # not the loop index, or seeds that stay structured (converter)
+        # the loop's own index offset..offset+iters-1 (a jacfwd's seeds): the rows of a
+        # shifted identity, without comparing every index against every position
+        if on_value == 1 and off_value == 0:
+            return _seed_rows(cx.iters, depth, loop.offset, np.dtype(dtype))
+        hot = np.eye(cx.iters, depth, k=loop.offset, dtype=bool)
+        return np.where(hot, np.asarray(on_value, dtype), np.asarray(off_value, dtype))
+
     def converter(self, cx, indices, depth, axis, on_value, off_value, dtype):
         if (structured.ENABLED and indices.ndim == 1 and type(indices) is Tensor
                 and off_value == 0 and depth > 0
@@ -238,15 +250,9 @@ class OneHot(Op):
             valid = (idx >= 0) & (idx < depth)
             d = Tensor(np.where(valid, np.asarray(on_value, dtype), np.zeros((), dtype)))
             return OneHotStacked(d, np.where(valid, idx, 0), (depth,), cx.loop)
-        loop = cx.loop
-        if indices is loop.index._plain:
-            # the loop's own index offset..offset+iters-1 (a jacfwd's seeds): the rows of
-            # a shifted identity, without comparing every index against every position
-            if on_value == 1 and off_value == 0:
-                return Tensor(_seed_rows(cx.iters, depth, loop.offset, np.dtype(dtype)))
-            hot = np.eye(cx.iters, depth, k=loop.offset, dtype=bool)
-            return Tensor(np.where(hot, np.asarray(on_value, dtype),
-                                   np.asarray(off_value, dtype)))
+        rows = self.stacked_forward(cx, indices, depth, axis, on_value, off_value, dtype)
+        if rows is not None:
+            return Tensor(rows)
         return apply(self, indices, depth=depth, axis=axis + 1, on_value=on_value,
                      off_value=off_value, dtype=dtype)
 

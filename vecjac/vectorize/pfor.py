@@ -194,8 +194,9 @@ class PFor(Transform):
 
     def _batched_fast(self, op, tensors, attrs):
         """An op whose forward vectorizes by itself (`stacked_forward`: MatVec with a
-        plain matrix) on plain stacked or invariant inputs, when no transform could see
-        the converter's ops (as _elementwise_fast). None when it does not apply."""
+        plain matrix, OneHot of the loop index) on plain stacked or invariant inputs, when
+        no transform could see the converter's ops (as _elementwise_fast). None when it
+        does not apply."""
         st = state
         if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
             return None
@@ -209,7 +210,7 @@ class PFor(Transform):
                 stacked.append(False)
             else:
                 return None
-        out = op.stacked_forward(stacked, *plain, **attrs)
+        out = op.stacked_forward(ConvertContext(self, stacked), *plain, **attrs)
         if out is None:
             return None
         out = own_output(out if type(out) is np.ndarray else np.asarray(out), tensors)
