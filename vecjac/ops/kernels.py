@@ -209,8 +209,8 @@ def _rows_of(x, y):
     "F" (x an (n, m) matrix stored transposed, as jacfwd's tangents of a linear model),
     or None: other shapes or dtypes, too small, or a layout where a copy would cost what
     the kernel saves."""
-    if not (x.ndim == y.ndim + 1 and x.shape[1:] == y.shape and x.dtype == y.dtype
-            and x.dtype.kind == "f" and x.size >= NUMBA_MIN_SIZE and y.flags.c_contiguous):
+    if not (x.size >= NUMBA_MIN_SIZE and x.ndim == y.ndim + 1 and x.shape[1:] == y.shape
+            and x.dtype == y.dtype and x.dtype.kind == "f" and y.flags.c_contiguous):
         return None
     if x.flags.c_contiguous:
         return "C"

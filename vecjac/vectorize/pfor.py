@@ -149,12 +149,16 @@ class PFor(Transform):
         st = state
         if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
             return None
-        rank, values, stacked_ranks = 0, [], set()
+        rank, values = 0, []
+        low = high = -1  # the lowest and highest per-iteration rank of stacked inputs
         for t in tensors:
             if type(t) is StackedTensor and t._pfor is self and type(t._plain) is Tensor:
                 v = t._plain._value
                 r = v.ndim - 1
-                stacked_ranks.add(r)
+                if low < 0 or r < low:
+                    low = r
+                if r > high:
+                    high = r
             elif type(t) is Tensor or type(t) is BorrowedTensor:  # the output is fresh
                 v = t._value
                 r = v.ndim
@@ -163,7 +167,7 @@ class PFor(Transform):
             values.append(v)
             if r > rank:
                 rank = r
-        if len(stacked_ranks) > 1 or rank not in stacked_ranks:
+        if low != high or rank != high:
             for k, t in enumerate(tensors):  # line the loop axis up (broadcasting)
                 v = values[k]
                 if type(t) is StackedTensor and v.ndim - 1 < rank:
