@@ -22,6 +22,10 @@ FIRST_CALLS = {
     "outer_rows": "kernels.outer_rows(np.ones((4, 100)), np.ones((4, 64)))",
     "outer_rows_scaled": "kernels.outer_rows_scaled(np.ones((4, 100)), np.ones((4, 64)), "
                          "np.ones((100, 64)))",
+    "times_rows": "kernels.times_rows(np.ones((8, 1000)), np.ones(1000))",
+    "times_rows_add": "kernels.times_rows_add(np.ones((8, 1000)), np.ones(1000), "
+                      "np.ones(1000), np.ones((8, 1000)))",
+    "sincos": "kernels.sincos(np.ones(2000))",
 }
 
 
@@ -92,7 +96,19 @@ def elementwise_kernels():
     rng = np.random.default_rng(0)
     m, v = rng.standard_normal((1000, 1000)), rng.standard_normal(1000)
     d, r, g = (rng.standard_normal(s) for s in ((17, 256), (17, 64), (256, 64)))
+    t, u, f, h = (rng.standard_normal(s) for s in ((8, 4000), (8, 4000), 4000, 4000))
+    tf, uf = np.asfortranarray(t), np.asfortranarray(u)  # jacfwd's tangents via a matrix
     cases = [
+        ("times_rows  t * f, t 8x4000 (stacked tangents times a derivative)",
+         lambda: kernels.times_rows(t, f), lambda: t * f),
+        ("times_rows  the same, t stored transposed", lambda: kernels.times_rows(tf, f),
+         lambda: tf * f),
+        ("times_rows_add  t * f + h * u (the product rule), 8x4000",
+         lambda: kernels.times_rows_add(t, f, h, u), lambda: t * f + h * u),
+        ("times_rows_add  the same, stored transposed",
+         lambda: kernels.times_rows_add(tf, f, h, uf), lambda: tf * f + h * uf),
+        ("sincos  sin(x), cos(x), 4000 values", lambda: kernels.sincos(f),
+         lambda: (np.sin(f), np.cos(f))),
         ("scale_rows  m * d[:, None], m 1000x1000", lambda: kernels.scale_rows(m, v),
          lambda: m * v[:, None]),
         ("outer_rows  d[:, :, None] * r[:, None, :], 17x256 x 17x64",
@@ -105,7 +121,7 @@ def elementwise_kernels():
         if fast() is None:
             print(f"{name}: kernel not used (numba off or missing)")
             continue
-        np.testing.assert_allclose(fast(), slow(), rtol=1e-12)
+        np.testing.assert_allclose(fast(), slow(), rtol=1e-12, atol=1e-15)
         t_fast, t_slow = best_of(fast), best_of(slow)
         print(f"{name}: numpy {t_slow * 1e3:.3f} ms, numba {t_fast * 1e3:.3f} ms, "
               f"speed-up {t_slow / t_fast:.1f}x")
