@@ -96,6 +96,19 @@ class Transform:
         return False
 
 
+def unobserved(tensors):
+    """Whether no transform but the follower running a rule can see work on `tensors`:
+    no tape, observer or second follower, and no loop value among them. Forward mode's
+    fast paths then compute in NumPy directly."""
+    st = state
+    if st.tapes or st.observers or len(st.followers) > 1:
+        return False
+    for t in tensors:
+        if t._pfor is not None:
+            return False
+    return True
+
+
 def hide(level):
     """Hide every active transform of level >= `level`; returns what to pass to unhide."""
     st = state

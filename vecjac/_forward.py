@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from . import nest
-from ._context import IMPLICIT, Transform, hide, state, unhide
+from ._context import IMPLICIT, Transform, hide, state, unhide, unobserved
 from ._dispatch import apply, convert_to_tensor, own_output, record
 from ._errors import value_left
 from ._registry import Entry, lib
@@ -164,7 +164,7 @@ class ForwardAccumulator(Transform):
         hidden = hide(self.level)
         try:
             if op.value_and_derivative is not None and tensors[0].dtype.kind == "f" and \
-                    self._alone(tensors):
+                    unobserved(tensors):
                 return self._fused(op, tensors[0])
             outputs = self._primal(op, tensors, attrs)
             single = type(outputs) is not tuple
@@ -176,18 +176,6 @@ class ForwardAccumulator(Transform):
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs
-
-    @staticmethod
-    def _alone(tensors):
-        """Whether no other transform can see this op's work: no tape, observer, other
-        follower, and no loop value among the inputs."""
-        st = state
-        if st.tapes or st.observers or len(st.followers) > 1:
-            return False
-        for t in tensors:
-            if t._pfor is not None:
-                return False
-        return True
 
     def _fused(self, op, x):
         """An elementwise op whose value and derivative come from one pass (sin and cos

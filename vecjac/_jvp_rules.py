@@ -19,7 +19,7 @@ Ops without a rule get the one derived from their VJP (vecjac/_forward.py).
 """
 import numpy as np
 
-from ._context import state
+from ._context import unobserved
 from ._dispatch import apply
 from ._registry import lib
 from ._tensor import Tensor
@@ -31,9 +31,7 @@ def self_adjoint(op, e, t):
     derivative = op.derivative
     if derivative is not None:
         x, y = e.inputs[0], e.outputs[0]
-        st = state
-        if not (st.tapes or st.observers or len(st.followers) > 1) and \
-                x._pfor is None and y._pfor is None:
+        if unobserved((x, y)):
             # nothing can differentiate or capture the factor (the accumulator's own
             # condition for running the primal directly): NumPy computes it, the same
             # operations as the gradient's, without dispatching each one

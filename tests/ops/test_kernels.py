@@ -169,3 +169,19 @@ def test_sincos_within_an_ulp_of_numpy_and_declines_the_rest():
     assert kernels.sincos(x[:10, :10]) is None                   # small: NumPy
     assert kernels.sincos(x.astype(np.float32)) is None           # NumPy's own float32 sin
     assert kernels.sincos(x[:, ::2].T) is None                    # not contiguous
+
+
+@pytest.mark.parametrize("shapes", [((6000, 1), (1, 8)), ((240, 8, 1), (1, 64)),
+                                    ((50, 90, 1), (50, 1, 8))])
+def test_column_times_row_is_the_matrix_product_bit_for_bit(shapes):
+    rng = np.random.default_rng(7)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    out = kernels.column_times_row(a, b)
+    if out is None:
+        pytest.skip("numba is not available here")
+    assert out.shape == np.matmul(a, b).shape
+    assert np.array_equal(out, np.matmul(a, b)) and np.array_equal(out, a * b)
+    # and through the op, as a matmul of an inner dimension 1
+    assert np.array_equal(vj.matmul(a, b).numpy(), np.matmul(a, b))
+    assert kernels.column_times_row(np.ones((3, 1)), np.ones((1, 8))) is None  # small: NumPy
+    assert kernels.column_times_row(np.ones((2, 3, 900, 1)), np.ones((1, 8))) is None  # rank

@@ -132,7 +132,9 @@ class Mul(Op):
     structured = structured_rules.scale
 
     def forward(self, x, y):
-        if x.ndim != y.ndim:  # tangents stacked over the loop axis (jacfwd) and the like
+        if x.ndim != y.ndim and (x.size >= kernels.NUMBA_MIN_SIZE or
+                                 y.size >= kernels.NUMBA_MIN_SIZE):
+            # tangents stacked over the loop axis (jacfwd) and the like
             fast = kernels.times_rows(x, y) if x.ndim > y.ndim else kernels.times_rows(y, x)
             if fast is not None:
                 return fast
