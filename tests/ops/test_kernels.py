@@ -185,3 +185,35 @@ def test_column_times_row_is_the_matrix_product_bit_for_bit(shapes):
     assert np.array_equal(vj.matmul(a, b).numpy(), np.matmul(a, b))
     assert kernels.column_times_row(np.ones((3, 1)), np.ones((1, 8))) is None  # small: NumPy
     assert kernels.column_times_row(np.ones((2, 3, 900, 1)), np.ones((1, 8))) is None  # rank
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_plus_layouts_is_numpys_sum_bit_for_bit(dtype):
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((30, 64, 16)).astype(dtype)
+    bias = rng.standard_normal((30, 1, 16)).astype(dtype)
+    swapped = rng.standard_normal((30, 16, 64)).astype(dtype).transpose(0, 2, 1)
+    sliced = rng.standard_normal((30, 20)).astype(dtype)[:, 2:18].reshape(30, 1, 16)
+    cases = [(x, np.broadcast_to(bias, x.shape)),           # a bias's broadcast cotangent
+             (np.broadcast_to(sliced, x.shape), x),         # the other way round, strided rows
+             (x, swapped), (swapped, x)]                     # a transposed product's
+    for a, b in cases:
+        out = kernels.plus_layouts(a, b)
+        if out is None:
+            pytest.skip("numba is not available here")
+        assert out.dtype == dtype and out.flags.c_contiguous
+        assert np.array_equal(out, a + b)
+        # and through the op (its forward, and the public function)
+        assert np.array_equal(REGISTRY["AddV2"].forward(a, b), a + b)
+        assert np.array_equal(vj.add(a, b).numpy(), a + b)
+
+
+def test_plus_layouts_declines_what_it_does_not_cover():
+    x = np.ones((30, 64, 16))
+    assert kernels.plus_layouts(x, x) is None                           # NumPy is as fast
+    assert kernels.plus_layouts(x[:2, :4], x[:2, :4, ::-1]) is None     # small: NumPy
+    assert kernels.plus_layouts(x, x[:, :, ::-1]) is None               # other strides
+    assert kernels.plus_layouts(x, np.ones((30, 1, 16))) is None        # shapes differ
+    mixed = np.ones((30, 16, 64), np.float32).transpose(0, 2, 1)
+    assert kernels.plus_layouts(x, mixed) is None                       # dtypes differ
+    assert kernels.plus_layouts(x.reshape(30, 1024), np.asfortranarray(x.reshape(30, 1024))) is None  # rank

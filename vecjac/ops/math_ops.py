@@ -87,6 +87,13 @@ class Add(Op):
     structured = structured_rules.add_like
 
     def forward(self, x, y):
+        if x.ndim == 3 and x.size >= kernels.NUMBA_MIN_SIZE and not (
+                x.flags.c_contiguous and y.flags.c_contiguous):
+            # cotangents accumulated in a batch or stacked Jacobian: one of them a
+            # broadcast bias gradient or a transposed product (kernels.plus_layouts)
+            fast = kernels.plus_layouts(x, y)
+            if fast is not None:
+                return fast
         return x + y
 
     def gradient(self, e, g):
