@@ -26,6 +26,8 @@ FIRST_CALLS = {
     "times_rows_add": "kernels.times_rows_add(np.ones((8, 1000)), np.ones(1000), "
                       "np.ones(1000), np.ones((8, 1000)))",
     "sincos": "kernels.sincos(np.ones(2000))",
+    "plus_layouts": "kernels.plus_layouts(np.ones((8, 64, 16)), "
+                    "np.ones((8, 16, 64)).transpose(0, 2, 1))",
 }
 
 
@@ -98,6 +100,9 @@ def elementwise_kernels():
     d, r, g = (rng.standard_normal(s) for s in ((17, 256), (17, 64), (256, 64)))
     t, u, f, h = (rng.standard_normal(s) for s in ((8, 4000), (8, 4000), 4000, 4000))
     tf, uf = np.asfortranarray(t), np.asfortranarray(u)  # jacfwd's tangents via a matrix
+    x = rng.standard_normal((240, 64, 16))  # a stacked cotangent of workload 12
+    bias = np.broadcast_to(rng.standard_normal((240, 1, 16)), x.shape)
+    swapped = rng.standard_normal((240, 16, 64)).transpose(0, 2, 1)
     cases = [
         ("times_rows  t * f, t 8x4000 (stacked tangents times a derivative)",
          lambda: kernels.times_rows(t, f), lambda: t * f),
@@ -109,6 +114,10 @@ def elementwise_kernels():
          lambda: kernels.times_rows_add(tf, f, h, uf), lambda: tf * f + h * uf),
         ("sincos  sin(x), cos(x), 4000 values", lambda: kernels.sincos(f),
          lambda: (np.sin(f), np.cos(f))),
+        ("plus_layouts  x + bias broadcast over the middle axis, 240x64x16",
+         lambda: kernels.plus_layouts(x, bias), lambda: x + bias),
+        ("plus_layouts  x + y stored with its last two axes swapped",
+         lambda: kernels.plus_layouts(x, swapped), lambda: x + swapped),
         ("scale_rows  m * d[:, None], m 1000x1000", lambda: kernels.scale_rows(m, v),
          lambda: m * v[:, None]),
         ("outer_rows  d[:, :, None] * r[:, None, :], 17x256 x 17x64",
