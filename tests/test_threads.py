@@ -175,3 +175,28 @@ def test_tapes_created_concurrently_get_distinct_levels_and_stay_local():
     assert not errors
     assert len(set(levels)) == len(levels)
     assert grads == [(3.0 * (k + 1) ** 2,) * 2 for k in range(4 * N_THREADS)]
+
+
+def test_two_threads_differentiating_one_persistent_tape_for_different_sources():
+    # which inputs of an entry a pass wants is per-pass state: kept on the shared entry,
+    # a switch between setting it and reading it gave one thread the other's choice
+    x1, x2 = vj.constant(np.arange(1.0, 5.0)), vj.constant(np.arange(2.0, 6.0))
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch([x1, x2])
+        y = vj.reduce_sum(vj.sin(x1 * x2) * x1 + x2 ** 2)
+    a, b = x1.numpy(), x2.numpy()
+    want = {0: np.cos(a * b) * b * a + np.sin(a * b), 1: np.cos(a * b) * a * a + 2 * b}
+    wrong = []
+
+    def differentiate(k):
+        for _ in range(1000):
+            g = tape.gradient(y, (x1, x2)[k])
+            if g is None or not np.allclose(g.numpy(), want[k], rtol=1e-12):
+                wrong.append(k)
+
+    threads = [threading.Thread(target=differentiate, args=(k,)) for k in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []

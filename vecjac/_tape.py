@@ -15,7 +15,7 @@ from ._context import IMPLICIT, Transform, next_level
 from ._dispatch import to_input
 from ._errors import value_left
 from ._jacobians import JacobianMixin
-from ._registry import lib
+from ._registry import Entry, lib
 from ._shapes import broadcast_shape
 from ._tensor import Tensor
 from ._unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
@@ -263,18 +263,24 @@ class GradientTape(Transform, JacobianMixin):
             op = e.op
             if not op.has_gradient:
                 raise LookupError(f"gradient registry has no entry for: {op.name}")
-            e.needs = tuple([t._tid in depends for t in e.inputs])
+            # the rule gets its own copy of the entry: which inputs this pass wants is
+            # per-pass state, and a persistent tape's entries may be in two passes at once
+            # (two threads, or a tape recorded inside another's backward pass)
+            inputs = e.inputs
+            needs = tuple([t._tid in depends for t in inputs])
+            e = Entry(op, inputs, outputs, e.attrs)
+            e.needs = needs
             in_grads = op.gradient(e, *gs)
             del gs
-            for o in e.outputs:  # consumed: free it now (lower peak memory), unless asked for
+            for o in outputs:  # consumed: free it now (lower peak memory), unless asked for
                 if o._tid not in source_tids:
                     cot.pop(o._tid, None)
             if not isinstance(in_grads, (tuple, list)):
                 in_grads = (in_grads,)
-            if len(in_grads) != len(e.inputs):
+            if len(in_grads) != len(inputs):
                 raise RuntimeError(f"gradient of {op.name} returned {len(in_grads)} "
                                    f"cotangents for {len(e.inputs)} inputs")
-            for t, g, need in zip(e.inputs, in_grads, e.needs):
+            for t, g, need in zip(inputs, in_grads, needs):
                 if g is None or not need:
                     continue
                 if t.dtype.kind == "c":  # no convention for complex cotangents yet
