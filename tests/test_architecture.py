@@ -135,7 +135,8 @@ greater greater_equal hessian hessian_sparsity hvp identity image int16 int32 in
 is_nan is_tensor jacfwd jacobian jacobian_sparsity jacrev jvp l2_normalize layers leaky_relu less less_equal linalg linearize linspace log
 log1p log_softmax logical_and logical_not logical_or logical_xor math matmul
 matrix_transpose maximum minimum moments multiply negative nest newton_step nn norm not_equal
-one_hot ones ones_like ops pad pow random range rank reciprocal reduce_all reduce_any
+one_hot ones ones_like ops pad pow random range rank recompute_grad reciprocal reduce_all
+reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
 reduce_std reduce_sum reduce_variance relu relu6 reshape reverse roll round rsqrt scalar_mul scipy
 searchsorted selu set_conversion_policy set_memory_budget shape

@@ -56,6 +56,7 @@ NAMESPACES = {"vj": vj, "vj.math": vj.math, "vj.nn": vj.nn, "vj.linalg": vj.lina
 EXCLUDED = {  # each checked by test_excluded_functions_validate instead
     "defop": "registers a new global op under `name`: fuzzing would fill the registry",
     "custom_gradient": "a decorator: what it wraps runs later, with the user's arguments",
+    "recompute_grad": "a decorator: what it wraps runs later, with the user's arguments",
     "set_seed": "changes the global seed that other tests rely on",
     "converter_coverage": "takes no arguments",
     **dict.fromkeys(["elementwise", "broadcasting", "reduction", "axis_shift"],
@@ -1410,6 +1411,8 @@ def test_excluded_functions_validate():
         vj.defop("Sin", np.sin)
     with pytest.raises(TypeError, match="custom_gradient: f must be callable"):
         vj.custom_gradient(3)
+    with pytest.raises(TypeError, match="recompute_grad: f must be callable"):
+        vj.recompute_grad("f")
 
     @vj.custom_gradient
     def double(x):

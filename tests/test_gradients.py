@@ -128,3 +128,61 @@ def test_defop_validates():
         vj.defop("Sin", forward=np.sin)
     with pytest.raises(TypeError, match="forward"):
         vj.defop("TestNotCallable", forward=3)
+
+
+# -- recompute_grad ------------------------------------------------------------------------
+def _counted(f):
+    calls = []
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return f(*args, **kwargs)
+    return counted, calls
+
+
+def test_recompute_grad_keeps_nothing_of_f_and_runs_it_again_per_gradient():
+    block, calls = _counted(lambda x, scale=1.0: vj.tanh(x) * vj.sin(x) * scale)
+    g = vj.recompute_grad(block)
+    x = vj.constant([0.3, -1.2, 2.0])
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y = vj.reduce_sum(g(x, scale=2.0) ** 2)
+    assert len(calls) == 1
+    # the tape holds the block as one entry, not tanh, sin and the products inside it
+    assert [e.op.name for e in tape._entries] == ["IdentityN", "Square", "Sum"]
+    v = x.numpy()
+    inner = np.tanh(v) * np.sin(v) * 2.0
+    d_inner = 2.0 * ((1 - np.tanh(v) ** 2) * np.sin(v) + np.tanh(v) * np.cos(v))
+    for _ in range(2):
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), 2 * inner * d_inner,
+                                   rtol=1e-12)
+    assert len(calls) == 3  # once forward, once per gradient
+
+
+def test_recompute_grad_reaches_variables_and_skips_integer_arguments():
+    w = vj.Variable([[1.0, -2.0], [0.5, 3.0]])
+    g = vj.recompute_grad(lambda x, k: vj.reduce_sum(vj.tanh(vj.matmul(x, w)) * vj.cast(k, x.dtype)))
+    x = vj.constant([[0.2, -0.4]])
+    k = vj.constant(3)
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        y = g(x, k)
+    with pytest.warns(UserWarning, match="must be floating"):  # TF's warning for k
+        gx, gw, gk = tape.gradient(y, [x, w, k])
+    s = 3 * (1 - np.tanh(x.numpy() @ w.numpy()) ** 2)      # (1, 2)
+    np.testing.assert_allclose(gx.numpy(), s @ w.numpy().T, rtol=1e-12)
+    np.testing.assert_allclose(gw.numpy(), x.numpy().T @ s, rtol=1e-12)
+    assert gk is None
+
+
+def test_recompute_grad_higher_order_forward_mode_and_pfor():
+    f = lambda x: vj.reduce_sum(vj.sin(x) * x ** 2)  # noqa: E731
+    g = vj.recompute_grad(f)
+    x = np.array([0.5, -1.0, 2.0])
+    hess = np.diag(2 * np.sin(x) + 4 * x * np.cos(x) - x ** 2 * np.sin(x))
+    np.testing.assert_allclose(vj.hessian(g)(x).numpy(), hess, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(vj.jacfwd(vj.grad(g))(x).numpy(), hess, rtol=1e-12, atol=1e-14)
+    _, t = vj.jvp(g, (x,), (np.ones(3),))
+    np.testing.assert_allclose(t.numpy(), np.sum(np.cos(x) * x ** 2 + 2 * x * np.sin(x)),
+                               rtol=1e-12)
+    check_grads(g, [x], order=2, modes=("fwd", "rev"))

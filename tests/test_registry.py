@@ -209,6 +209,29 @@ def test_jvp_agrees_with_vjp(name, k, data):
 
 @pytest.mark.parametrize("name,k", CASES)
 @given(data=st.data())
+def test_values_under_an_accumulator_are_the_plain_calls(name, k, data):
+    """An accumulator that nothing else observes computes values its own way (forwards
+    run directly, sin with cos in one pass): the outputs must be the plain call's, as
+    arrays (0-d inputs too) that .numpy() returns."""
+    op, sample, leaves, diff, differentiable = _case(name, k)
+    if not differentiable:
+        pytest.skip(f"{name}: not differentiable ({sample.no_grad or 'op flag'})")
+    dims, rng = _draw(data, sample, leaves)
+    values = _values(leaves, dims, rng)
+    f = _partial(_caller(op, sample), values, diff)
+    xs = [vj.constant(values[j]) for j in diff]
+    plain = _outputs(f(*xs))
+    with vj.autodiff.ForwardAccumulator(xs, [vj.constant(rng.standard_normal(x.shape))
+                                             for x in xs]):
+        followed = _outputs(f(*xs))
+    assert len(followed) == len(plain)
+    for a, b in zip(plain, followed):
+        assert (b.shape, b.dtype) == (a.shape, a.dtype), name
+        np.testing.assert_array_equal(b.numpy(), a.numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("name,k", CASES)
+@given(data=st.data())
 def test_float32_in_float32_out(name, k, data):
     op, sample, leaves, diff, differentiable = _case(name, k)
     dims, rng = _draw(data, sample, leaves)

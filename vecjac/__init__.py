@@ -30,7 +30,8 @@ from . import ops as _ops  # noqa: E402  (loads the op library)
 from ._numpy_dispatch import array_function as _array_function  # noqa: E402,F401
 from ._tape import GradientTape  # noqa: E402
 from ._jacobians import InteractingExamplesWarning  # noqa: E402
-from ._gradients import RegisterGradient, custom_gradient, stop_gradient  # noqa: E402
+from ._gradients import (RegisterGradient, custom_gradient, recompute_grad,  # noqa: E402
+                         stop_gradient)
 from .ops.math_ops import (add, subtract, multiply, divide, truediv, negative, pow,  # noqa
                            maximum, minimum, squared_difference, floordiv, floormod)
 from .ops.logic_ops import (equal, not_equal, less, less_equal, greater,  # noqa: E402

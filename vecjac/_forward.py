@@ -78,7 +78,10 @@ class ForwardAccumulator(Transform):
         self._release = self._release  # one bound method for every weak reference
         self._recording = False
         for k, (p, t) in enumerate(zip(flat_p, flat_t)):
-            self._watch(_primal_tensor(p, "ForwardAccumulator"), t, k, len(flat_p))
+            primal = _primal_tensor(p, "ForwardAccumulator")
+            self._watch(primal, t, k, len(flat_p))
+            # as TF: the tangent goes when the primal (the Tensor or Variable) does
+            self._ref_tids[weakref.ref(p, self._release)] = primal._tid
 
     @classmethod
     def _seeded(cls, primals, tangents):
@@ -182,8 +185,8 @@ class ForwardAccumulator(Transform):
         by one sincos loop), when no other transform sees it: the output and its tangent
         t * dy/dx (the op's self-adjoint rule, with the factor already computed)."""
         value, factor = op.value_and_derivative(x._value)
-        y = Tensor(value)
-        tangent = apply(lib.Mul, self._tangents[x._tid], Tensor(factor))
+        y = Tensor(np.asarray(value))  # NumPy gives scalars for 0-d input
+        tangent = apply(lib.Mul, self._tangents[x._tid], Tensor(np.asarray(factor)))
         tid = y._tid
         self._tangents[tid] = tangent
         self._ref_tids[weakref.ref(y, self._release)] = tid
