@@ -158,6 +158,9 @@ def split_aux(out, has_aux, what):
 
 
 def output_tensor(y, what, scalar):
+    if y is None:  # TypeError as JAX; TF's wording
+        raise TypeError(f"{what}: Cannot differentiate a function that returns None; did "
+                        "you forget to return a value from f?")
     if scalar and nest.is_nested(y):
         raise ValueError(f"{what}: f must return a scalar Tensor, got a {type(y).__name__}; "
                          "use vj.jacobian for nested or non-scalar outputs")

@@ -59,8 +59,9 @@ class GradientTape(Transform, JacobianMixin):
     # -- context --------------------------------------------------------------------------
     def __enter__(self):
         if self._active:
-            raise RuntimeError("GradientTape: this tape is already active (nested `with` "
-                               "on the same tape)")
+            raise ValueError("Tape is still recording, This can happen if you try to "
+                             "re-enter an already-active tape (GradientTape: nested `with` "
+                             "on the same tape)")
         self._active = True
         self._recording = True
         self._push()
@@ -103,8 +104,10 @@ class GradientTape(Transform, JacobianMixin):
                                   f"be floating (e.g. float32), got {x.dtype}", stacklevel=2)
                 self._connected.add(x._tid)
             else:
-                raise TypeError("GradientTape.watch: expected a Tensor, a Variable or a "
-                                f"nest of them as tensor, got {type(x).__name__}")
+                # ValueError, as TF's "Passed in object ... not tf.Tensor or tf.Variable"
+                raise ValueError(f"GradientTape.watch: passed in object of type "
+                                 f"{type(x).__name__!r} as tensor, not a Tensor, a Variable "
+                                 "or a nest of them")
 
     def value_read(self, tensor, how, test=None):
         if how in IMPLICIT and self._recording and tensor._tid in self._connected and \
@@ -117,16 +120,17 @@ class GradientTape(Transform, JacobianMixin):
             self._connected.add(var._tid)
 
     def watched_variables(self):
-        """The Variables watched so far, in the order they were first watched."""
-        return tuple(self._watched_variables.values())
+        """The Variables watched so far, in order of construction (as TF)."""
+        return tuple(sorted(self._watched_variables.values(), key=lambda v: v._tid))
 
     # -- gradients ------------------------------------------------------------------------
     def _check_usable(self, method):
         if self._used:
             raise RuntimeError(
-                f"GradientTape.{method}: a non-persistent GradientTape can only be used to "
-                "compute one set of gradients (or jacobians); create it with "
-                "persistent=True to call it several times")
+                f"GradientTape.{method} can only be called once on non-persistent tapes: a "
+                "non-persistent GradientTape can only be used to compute one set of "
+                "gradients (or jacobians); create it with persistent=True to call it "
+                "several times")
 
     def _consume(self):
         if not self._persistent:

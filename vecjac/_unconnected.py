@@ -19,8 +19,8 @@ def unconnected_mode(value, what="gradient"):
             return UnconnectedGradients(value.lower())
         except ValueError:
             pass
-    raise ValueError(f"{what}: unconnected_gradients must be vj.UnconnectedGradients.NONE "
-                     f"or ZERO (or 'none'/'zero'), got {value!r}")
+    raise ValueError(f"{what}: Unknown value for unconnected_gradients: {value!r} (expected "
+                     "vj.UnconnectedGradients.NONE or ZERO, or 'none' / 'zero')")
 
 
 def leaf_tensor(x, what):
