@@ -184,6 +184,8 @@ unsorted_segment_sqrt_n unsorted_segment_sum where xdivy xlog1py xlogy
 """.split()
 
 PUBLIC_NN = """
+avg_pool avg_pool1d avg_pool2d avg_pool3d conv1d conv2d conv3d convolution max_pool
+max_pool1d max_pool2d max_pool3d
 batch_normalization elu gelu leaky_relu log_softmax moments relu relu6 selu sigmoid
 sigmoid_cross_entropy_with_logits silu softmax softmax_cross_entropy_with_logits softplus
 softsign swish top_k

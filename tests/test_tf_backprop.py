@@ -25,8 +25,6 @@ Skipped (cannot apply to eager NumPy-backed vecjac):
 - testImplicitGradOverEmbeddingLookup: IndexedSlices and a v1 optimizer; its dense
   gradient and SGD step are ported below.
 - AggregateIndexedSlicesGradientsTest (5 cases): IndexedSlices internals.
-- test_grad_jacobian_conv (newer TF): needs conv2d, whose absence is recorded by
-  test_conv2d_gradient_wrt_the_image_only.
 - The memory checks of the decorators (assert_no_new_tensors, MemoryChecker): CPython
   refcount internals of TF; the computations they wrap are ported.
 """
@@ -762,7 +760,6 @@ def test_gradient_of_two_outputs():
     np.testing.assert_array_equal(num(t.gradient(out, x)), [1.0, 3.0, 5.0])
 
 
-@pytest.mark.xfail(strict=True, reason="vecjac has no vj.nn.conv2d")
 def test_conv2d_gradient_wrt_the_image_only():
     image, kernel = c([[[[1.0]]]]), c([[[[2.0]]]])
     with vj.GradientTape() as t:
@@ -968,7 +965,6 @@ def test_custom_gradient_second_order_and_transpose():
     np.testing.assert_allclose(num(t.gradient(gc, output_grad)), 3.1)
 
 
-@pytest.mark.xfail(strict=True, reason="vecjac has no max pooling (vj.nn.max_pool3d)")
 def test_max_pool3d_gradient():
     x = c(np.arange(1, 25, dtype=np.float64).reshape(1, 3, 2, 4, 1))
     with vj.GradientTape() as t:
