@@ -437,3 +437,14 @@ def test_bad_arguments_of_function():
         vj.function(lambda x: x)(np.array(["a"]))
     decorate = vj.function(input_signature=[vj.TensorSpec(None)])
     assert decorate(lambda x: x * 2.0)([1.0]).numpy().tolist() == [2.0]
+
+
+def test_numbers_and_arrays_in_the_result_become_tensors_as_in_tf():
+    f = vj.function(lambda x: {"y": x * 2.0, "k": 3, "a": np.arange(2.0), "none": None,
+                               "tag": "ok"})
+    for v in (1.0, 2.0):  # the trace, then the replay
+        out = f(vj.constant(v))
+        assert isinstance(out["k"], vj.Tensor) and out["k"].numpy() == 3
+        np.testing.assert_array_equal(out["a"].numpy(), [0.0, 1.0])
+        assert out["none"] is None and out["tag"] == "ok"
+        assert float(out["y"]) == 2 * v

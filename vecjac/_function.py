@@ -27,10 +27,13 @@ Semantics, as tf.function:
   function runs eagerly.
 - NumPy arrays and Tensors the function captures from outside (closures, globals) are
   captured when tracing, as constants.
+- The result's leaves that are numbers or NumPy arrays become Tensors (TF converts a
+  function's outputs); None, strings and other objects are returned as they are.
 """
 import collections
 import functools
 import inspect
+import numbers
 import threading
 import warnings
 
@@ -57,7 +60,8 @@ def function(f=None, input_signature=None, reduce_retracing=False):
     """Compile `f` into a traced, replayed function (TF's `tf.function`).
 
     Use as `vj.function(f)`, `@vj.function` or `@vj.function(input_signature=...)`.
-    The result is called like `f` and returns what `f` returns (Tensors as Tensors).
+    The result is called like `f` and returns what `f` returns, numbers and NumPy
+    arrays as Tensors (as TF).
     `input_signature`: a list of TensorSpec (or nests of them), one per positional
     argument, checked on every call. `reduce_retracing=True` traces a new input
     signature only when it comes a second time (the first call runs eagerly), for
@@ -122,6 +126,10 @@ class Function:
     def input_signature(self):
         return self._input_signature
 
+    def _run_python(self, args, kwargs):
+        """The Python function's result, its numbers and NumPy arrays as Tensors."""
+        return nest.map_structure(_as_output, self._python_function(*args, **kwargs))
+
     def _label(self, k):
         return arg_label(self._python_function, k)
 
@@ -168,7 +176,7 @@ class Function:
                     return _pack(plan, out)
         if entry is not None and entry.eager:
             call_args, call_kwargs = _tensor_args(args, kwargs, leaves)
-            return self._python_function(*call_args, **call_kwargs)
+            return self._run_python(call_args, call_kwargs)
         return self._trace(key, entry, args, kwargs, leaves)
 
     def _trace(self, key, entry, args, kwargs, leaves):
@@ -180,13 +188,13 @@ class Function:
             retraces = len(entry.plans)
         if first_sight:  # reduce_retracing: trace the signature when it comes again
             call_args, call_kwargs = _tensor_args(args, kwargs, leaves)
-            return self._python_function(*call_args, **call_kwargs)
+            return self._run_python(call_args, call_kwargs)
         if retraces >= MAX_TRACES_PER_SIGNATURE:
             return self._give_up(entry, args, kwargs, leaves)
         with Capture() as capture:
             fresh = [_capture_input(capture, x) for x in leaves]
             call_args, call_kwargs = _tensor_args(args, kwargs, fresh)
-            result = self._python_function(*call_args, **call_kwargs)
+            result = self._run_python(call_args, call_kwargs)
             flat = nest.flatten(result)
             out_slots, layout = [], []
             for x in flat:
@@ -221,7 +229,7 @@ class Function:
             "once.", UserWarning, stacklevel=4)
         entry.plans = []
         call_args, call_kwargs = _tensor_args(args, kwargs, leaves)
-        return self._python_function(*call_args, **call_kwargs)
+        return self._run_python(call_args, call_kwargs)
 
     def _note_trace(self, retraces):
         recent = self._recent
@@ -252,7 +260,7 @@ class Function:
                     if type(out) is not Failed:
                         return _pack(plan, out, wrap=False)
         call_args, call_kwargs = _tensor_args(args, kwargs, leaves)
-        return self._python_function(*call_args, **call_kwargs)
+        return self._run_python(call_args, call_kwargs)
 
     # -- input_signature --------------------------------------------------------------------
     def _check_signature(self, instance, args, kwargs):
@@ -294,6 +302,12 @@ class _BoundFunction:
 
     def __repr__(self):
         return f"<bound {self.function!r} of {self.instance!r}>"
+
+
+def _as_output(x):
+    if isinstance(x, (numbers.Number, np.ndarray, np.generic)) and not isinstance(x, Tensor):
+        return convert_to_tensor(x)
+    return x
 
 
 _READ_NAMES = {"__bool__": "a truth test (if, while, and, or)", "__float__": "float()",
