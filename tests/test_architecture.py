@@ -161,7 +161,7 @@ def test_public_surface_of_vj_is_pinned():
 
 PUBLIC_LINALG = """
 cholesky clip_by_norm clip_by_value det diag diag_part eigh eigvalsh inv l2_normalize logdet
-lstsq matmul matrix_transpose matvec norm pinv slogdet solve svd trace triangular_solve
+lstsq matmul matrix_transpose matvec norm pinv qr slogdet solve svd trace triangular_solve
 """.split()
 
 PUBLIC_MATH = """

@@ -176,7 +176,10 @@ def test_grad_float32_preserved():
     v, g = vj.value_and_grad(cubic)(x)
     assert v.dtype == np.float32 and g.dtype == np.float32
     assert vj.hessian(cubic)(x).dtype == np.float32
-    assert vj.hvp(cubic, x, np.ones(3)).dtype == np.float32
+    assert vj.hvp(cubic, x, np.ones(3, np.float32)).dtype == np.float32
+    assert vj.hvp(cubic, x, vj.ones(3, dtype=vj.float32)).dtype == np.float32
+    with pytest.raises(TypeError, match="dtypes must be equal"):  # as JAX: no silent cast
+        vj.hvp(cubic, x, np.ones(3))
     assert vj.jacobian(vj.sin)(x).dtype == np.float32
     np.testing.assert_allclose(to_np(g), numerical_jacobian(cubic_np, X3), rtol=1e-4)
 
@@ -319,8 +322,10 @@ def test_vjp_matches_jacobian_transpose_and_is_reusable():
                             has_aux=True)
     (g,) = pull([np.ones(2), np.ones(2)])
     assert aux == 7 and to_np(g).tolist() == [4.0, 8.0]
-    (g32,) = vj.vjp(vj.sin, np.zeros(2, np.float32))[1](np.ones(2))
+    (g32,) = vj.vjp(vj.sin, np.zeros(2, np.float32))[1](np.ones(2, np.float32))
     assert g32.dtype == np.float32
+    with pytest.raises(TypeError, match="cotangent has dtype float64, expected float32"):
+        vj.vjp(vj.sin, np.zeros(2, np.float32))[1](np.ones(2))
 
 
 # -- bad input -------------------------------------------------------------------------------
@@ -580,3 +585,13 @@ def test_hessian_has_aux():
         np.array([1.0, 2.0]))
     np.testing.assert_allclose(np.asarray(H), np.diag([6.0, 12.0]))
     np.testing.assert_allclose(np.asarray(aux), [2.0, 4.0])
+
+
+def test_linearize_with_aux():
+    x = np.array([0.3, -1.2])
+    y, f_jvp, aux = vj.linearize(lambda v: (vj.sin(v) * v, {"n": vj.cos(v)}), x, has_aux=True)
+    np.testing.assert_allclose(y.numpy(), np.sin(x) * x)
+    np.testing.assert_allclose(f_jvp(np.ones(2)).numpy(), np.cos(x) * x + np.sin(x))
+    np.testing.assert_allclose(aux["n"].numpy(), np.cos(x))
+    with pytest.raises(TypeError, match="has_aux must be a bool"):
+        vj.linearize(vj.sin, x, has_aux="yes")

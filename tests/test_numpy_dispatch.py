@@ -676,3 +676,23 @@ def test_svd_full_matrices_extra_columns_have_nan_derivatives():
         arbitrary = vj.reduce_sum(r.U[:, 2] ** 3)
     assert np.all(np.isfinite(tape.gradient(defined, x).numpy()))
     assert np.all(np.isnan(tape.gradient(arbitrary, x).numpy()))
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd", "jacrev", "hessian", "hvp"])
+def test_uncovered_function_inside_a_functional_transform_raises(transform, fresh_warnings):
+    # NumPy would compute on the plain values: every derivative would silently be zero
+    f = lambda a: vj.reduce_sum(np.unique(a) ** 2)  # noqa: E731
+    calls = {"jvp": lambda: vj.jvp(f, (A,), (A,)), "jacfwd": lambda: vj.jacfwd(f)(A),
+             "jacrev": lambda: vj.jacrev(f)(A), "hessian": lambda: vj.hessian(f)(A),
+             "hvp": lambda: vj.hvp(f, A, A)}
+    with pytest.raises(TypeError, match=rf"{transform}: np\.unique \(no vecjac op"):
+        calls[transform]()
+
+
+def test_uncovered_function_under_an_accumulator_warns(fresh_warnings):
+    x = vj.constant(A)
+    with vj.autodiff.ForwardAccumulator(x, vj.ones_like(x)) as acc:
+        with pytest.warns(vj.NotDifferentiableWarning, match=r"np\.unique \(no vecjac op.*"
+                                                              r"ForwardAccumulator"):
+            y = np.unique(x)
+    assert acc.jvp(vj.constant(y)) is None

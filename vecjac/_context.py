@@ -165,6 +165,17 @@ IMPLICIT = frozenset(("__array__", "__float__", "__int__", "__index__", "__compl
 READS = IMPLICIT | {"__bool__", "numpy", "internal"}
 
 
+class NumpyFallback(str):
+    """`how` of a read by a NumPy function that has no vecjac op, run on the plain value
+    (vecjac/_numpy_dispatch.py): as implicit as np.asarray, and the text names the
+    function, for the messages of the transforms that refuse or warn."""
+
+
+def implicit(how):
+    """Whether a read is an implicit conversion (the derivative would stop there)."""
+    return how in IMPLICIT or type(how) is NumpyFallback
+
+
 def varies(tensor):
     """True when an active transform follows `tensor` as a value standing for many (the
     sparsity tracer): vj.cond then runs both branches and selects with vj.where."""

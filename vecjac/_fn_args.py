@@ -184,7 +184,10 @@ same_structure = nest.same_structure
 
 
 def cotangent_like(v, like, what, name):
-    """`v` as a Tensor of `like`'s shape and dtype (ValueError naming both shapes)."""
+    """`v` as a Tensor of `like`'s shape and dtype (ValueError naming both shapes). As
+    JAX: a value that has a dtype (an array, a Tensor) must have like's, since a float32
+    tangent for a float64 value, or the reverse, changes precision unasked; a Python
+    number or list of real numbers takes like's dtype."""
     try:
         t = convert_to_tensor(v, name=f"{what}: {name}")
     except (TypeError, ValueError) as e:
@@ -192,7 +195,13 @@ def cotangent_like(v, like, what, name):
     if t.shape != like.shape:
         raise ValueError(f"{what}: {name} has shape {t.shape}, expected {like.shape} "
                          "(the shape of the matching leaf)")
-    return t if t.dtype == like.dtype else cast(t, like.dtype)
+    if t.dtype == like.dtype:
+        return t
+    typed = isinstance(v, (Tensor, Variable, np.ndarray, np.generic))
+    if typed or t.dtype.kind not in "iuf":
+        raise TypeError(f"{what}: {name} has dtype {t.dtype}, expected {like.dtype}: the "
+                        "dtypes must be equal (those of the matching leaf; cast it explicitly)")
+    return cast(t, like.dtype)
 
 
 def shape_dtype(x):

@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 
 from . import nest
-from ._context import IMPLICIT, Transform, hide, state, unhide, unobserved
+from ._context import Transform, hide, implicit, state, unhide, unobserved
 from ._dispatch import apply, convert_to_tensor, own_output, record
 from ._errors import value_left
 from ._registry import Entry, lib
@@ -152,7 +152,7 @@ class ForwardAccumulator(Transform):
 
     # -- the transform ----------------------------------------------------------------------
     def value_read(self, tensor, how, test=None):
-        if how in IMPLICIT and self._recording and tensor._tid in self._tangents and \
+        if implicit(how) and self._recording and tensor._tid in self._tangents and \
                 self.visible:
             value_left(how, "a ForwardAccumulator", self._strict)
 

@@ -205,11 +205,12 @@ def _push_forward(f, args, flat, flat_tangents, has_aux, what, kwargs=None):
     return ys[0], tys[0], aux
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux=False):
     """`(f(*primals), f_jvp)`: f_jvp(*tangents) is the JVP of f at `primals`.
 
     f_jvp may be called many times; each call pushes its tangents forward through f
     (forward mode), so it costs about one evaluation of f (JAX's `jax.linearize`).
+    With has_aux, f returns (output, aux) and linearize returns (output, f_jvp, aux).
 
     >>> y, f_jvp = vj.linearize(vj.sin, np.array([0.0, 1.0]))
     >>> f_jvp(np.array([1.0, 1.0])).numpy().round(4)
@@ -217,17 +218,18 @@ def linearize(f, *primals):
     """
     what = "linearize"
     check_callable(f, what)
+    has_aux = check_bool(has_aux, "has_aux", what)
     if not primals:
         raise ValueError(f"{what}: give at least one primal argument")
     args, flat, _ = prepare(f, primals, tuple(range(len(primals))), what, "primals")
-    y = f(*args)
+    y, aux = split_aux(f(*args), has_aux, what)
     ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
     y = nest.pack_sequence_as(y, ys) if nest.is_nested(y) else ys[0]
 
     def f_jvp(*tangents):
         flat_t = _check_tangents(f, list(primals), list(tangents), what)
-        return _push_forward(f, args, flat, flat_t, False, what)[1]
-    return y, f_jvp
+        return _push_forward(f, args, flat, flat_t, has_aux, what)[1]
+    return (y, f_jvp, aux) if has_aux else (y, f_jvp)
 
 
 # -- hvp ---------------------------------------------------------------------------------

@@ -18,8 +18,11 @@ One deliberate difference: np.put_along_axis returns the new array and writes no
 A NumPy function with no entry here still runs, on the plain arrays, and returns NumPy's
 result; the first time it does so on a floating input that an active tape follows, it
 warns with NotDifferentiableWarning that gradients do not flow through it (outside tapes,
-e.g. in plotting code, there is no gradient to lose and nothing is said). Inside pfor such a
-function cannot see a loop-variant value and raises TypeError. `out=` is not supported
+e.g. in plotting code, there is no gradient to lose and nothing is said); a
+ForwardAccumulator following the input warns too, and a functional transform (vj.jvp,
+vj.jacobian, vj.hessian ...) raises TypeError, as for np.asarray, since its derivative
+would silently be zero. Inside pfor such a function cannot see a loop-variant value and
+raises TypeError. `out=` is not supported
 (Tensors are immutable): TypeError. So is `ndarray += tensor`, which is `out=ndarray`.
 Not seen by NumPy's protocols, hence computed by NumPy without gradient or warning:
 `np.asarray(t)` / `np.array(t)` (the explicit way out, e.g. for plotting) and a plain list
@@ -136,6 +139,7 @@ checks that this copy is current; regenerate with
 | `np.linalg.norm` | `vecjac reductions / vj.linalg.svd (orders 2, -2, 'nuc' of matrices)` |
 | `np.linalg.outer`, `np.outer` | `vj.reshape + vj.multiply` |
 | `np.linalg.pinv` | `vj.linalg.pinv` |
+| `np.linalg.qr` | `vj.linalg.qr (mode 'reduced' or 'complete'; 'r' gives R)` |
 | `np.linalg.slogdet` | `vj.linalg.slogdet` |
 | `np.linalg.solve` | `vj.linalg.solve (1-D b: a vector)` |
 | `np.linalg.svd` | `vj.linalg.svd (returns U, S, Vh)` |
@@ -267,7 +271,7 @@ import numpy as np
 from . import (_numpy_arrange, _numpy_functions, _numpy_indexing, _numpy_linalg,  # noqa: F401
                _numpy_math, _numpy_products, _numpy_shapes, _numpy_stats,
                _numpy_ufuncs)  # (fill the tables)
-from ._context import is_visible, state, value_read, varies
+from ._context import NumpyFallback, is_visible, state, value_read, varies
 from ._errors import NotDifferentiableWarning
 from ._numpy_scipy import scipy_ufunc as _scipy_ufunc
 from ._numpy_tables import (FUNCTIONS, UFUNCS, _Unsupported, _is_vj, _np_name, _targets,
@@ -388,7 +392,12 @@ def _plain(x, info):
             value_read(x, f"{info['name']} ({info['reason']})")
         if x.dtype.kind in "fc":
             info["floating"].append(x)
-        value_read(x, "internal")  # the NumPy function's result is a plain value
+            # leaving vecjac: a functional transform or an accumulator differentiating x
+            # refuses or warns (tapes: the warning below), plan capture guards the value
+            value_read(x, NumpyFallback(f"{info['name']} ({info['reason']}; NumPy "
+                                        "computes it on the plain array)"))
+        else:
+            value_read(x, "internal")  # the NumPy function's result is a plain value
         return x._value
     if type(x) in (list, tuple):
         return type(x)(_plain(v, info) for v in x)

@@ -1,5 +1,5 @@
 """np.linalg on Tensors (vecjac/_numpy_dispatch.py): solve, inv, det, slogdet, cholesky,
-svd, eigh, eigvalsh, pinv, lstsq, matrix_power, norm (every vector and matrix order),
+svd, eigh, eigvalsh, qr, pinv, lstsq, matrix_power, norm (every vector and matrix order),
 matrix_norm, vector_norm, svdvals.
 
 NumPy's conventions where they differ from vj.linalg's: np.linalg.svd returns (U, S, Vh)
@@ -26,6 +26,7 @@ from .ops import linear_ops as _lin
 from .ops import math_ops as _m
 from .ops import logic_ops as _lo
 from .ops import norm_ops as _n
+from .ops import qr_ops as _qr
 from .ops import reduce_ops as _r
 from .ops import sort_ops as _so
 from .ops import unary_ops as _u
@@ -33,6 +34,7 @@ from ._dispatch import apply
 
 SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = collections.namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
@@ -135,6 +137,14 @@ def _eigh(a, UPLO="L"):
 @_functions("vj.linalg.eigvalsh", "linalg.eigvalsh")
 def _eigvalsh(a, UPLO="L"):
     return _dec.eigvalsh(_lower(a, UPLO, "np.linalg.eigvalsh"))
+
+
+@_functions("vj.linalg.qr (mode 'reduced' or 'complete'; 'r' gives R)", "linalg.qr")
+def _qr_np(a, mode="reduced"):
+    if mode not in ("reduced", "complete", "r"):
+        raise _Unsupported(f"mode={mode!r}")
+    q, r = _qr.qr(_real_matrix(a, "np.linalg.qr"), full_matrices=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
 
 
 def _cutoff(rcond, fn):

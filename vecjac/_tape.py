@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from . import nest
-from ._context import IMPLICIT, Transform, next_level
+from ._context import NumpyFallback, Transform, implicit, next_level
 from ._dispatch import to_input
 from ._errors import value_left
 from ._jacobians import JacobianMixin
@@ -110,7 +110,9 @@ class GradientTape(Transform, JacobianMixin):
                                  "or a nest of them")
 
     def value_read(self, tensor, how, test=None):
-        if how in IMPLICIT and self._recording and tensor._tid in self._connected and \
+        # (a NumPy fallback warns by itself, once per function, unless this tape is strict)
+        if implicit(how) and (self._strict or type(how) is not NumpyFallback) and \
+                self._recording and tensor._tid in self._connected and \
                 tensor.dtype.kind in "fc" and self.visible:
             value_left(how, "a GradientTape", self._strict)
 

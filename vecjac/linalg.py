@@ -2,4 +2,5 @@
 from .ops.linear_ops import matmul, matrix_transpose  # noqa: F401
 from .ops.linalg_ops import *  # noqa: F401,F403
 from .ops.decomposition_ops import *  # noqa: F401,F403
+from .ops.qr_ops import *  # noqa: F401,F403
 from .ops.norm_ops import *  # noqa: F401,F403
