@@ -8,8 +8,6 @@ not installed (it is not a dependency; `pip install jax` to run them).
 Inputs sit inside each function's domain and away from kinks (abs, relu, max, sort ties),
 where the two libraries may choose different one-sided derivatives.
 
-Known discrepancy (a strict xfail; finite differences side with JAX):
-- det at a singular matrix: LinAlgError (the gradient is det * inv(A)^T, as TF's).
 Deliberate: d/dx xlogy(x, y) (xdivy, xlog1py) at x = 0 is 0, TF's convention."""
 import functools
 
@@ -181,10 +179,7 @@ CASES = {
         "trace": (lambda a: vj.linalg.trace(a @ a @ a), lambda a: jnp.trace(a @ a @ a))}, A),
     # det is a polynomial: derivatives of every order exist at singular matrices (the
     # first is the cofactor matrix); JAX computes them, finite differences agree
-    "det singular": case(vj.linalg.det, jnp.linalg.det, SINGULAR,
-                         marks=xfail("det's gradient is det * inv(A)^T: LinAlgError at a "
-                                     "singular matrix (and a wrong Hessian near one)",
-                                     raises=np.linalg.LinAlgError)),
+    "det singular": case(vj.linalg.det, jnp.linalg.det, SINGULAR),
     "symmetric: logdet/cholesky/eigh": group({
         "logdet": (lambda a: vj.linalg.logdet(a @ vj.transpose(a)),
                    lambda a: jnp.linalg.slogdet(a @ a.T)[1]),

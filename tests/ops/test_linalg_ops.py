@@ -190,3 +190,25 @@ def test_errors_are_per_iteration_inside_pfor():
     A = np.ones((2, 2, 3))
     with pytest.raises(ValueError, match=r"inv: input must be square, got shape \(2, 3\)"):
         vj.vectorize.pfor(lambda i: vj.linalg.inv(vj.gather(A, i)), 2)
+
+
+def _cofactors(a):
+    """The cofactor matrix by minors: an oracle independent of any factorization."""
+    n = a.shape[0]
+    return np.array([[(-1) ** (i + j) * np.linalg.det(np.delete(np.delete(a, i, 0), j, 1))
+                      for j in range(n)] for i in range(n)])
+
+
+@pytest.mark.parametrize("a", [
+    np.array([[1.0, 2, 3], [1, 2, 3], [4, 5, 7]]),            # rank 2: inv does not exist
+    np.diag([2.0, 1.0, 0.0]) + 1e-9 * np.arange(9.0).reshape(3, 3),  # det ~ 1e-9
+    np.zeros((3, 3)),                                         # rank 0: the gradient is 0
+    np.eye(4),                                                # repeated singular values
+])
+def test_det_derivatives_at_and_near_singular_matrices(a):
+    # d det(a) = tr(adj(a) da): the cofactors, exact at any rank (det * inv(a) is not)
+    g = vj.grad(vj.linalg.det)(a).numpy()
+    np.testing.assert_allclose(g, _cofactors(a), rtol=1e-9, atol=1e-12)
+    _, t = vj.jvp(vj.linalg.det, (a,), (np.ones_like(a),))
+    np.testing.assert_allclose(float(t), _cofactors(a).sum(), rtol=1e-9, atol=1e-12)
+    check_grads(vj.linalg.det, [a], order=2, modes=("fwd", "rev"))

@@ -226,9 +226,12 @@ class MatrixDeterminant(Op):
         return np.linalg.det(a)
 
     def gradient(self, e, g):
-        d = e.outputs[0]
-        scale = lib.reshape(g * d, g.shape + (1, 1))
-        return scale * matrix_transpose(apply(MatrixInverse, e.inputs[0]))
+        a = e.inputs[0]
+        scale = lib.reshape(g, g.shape + (1, 1))
+        if a.shape[-1] <= lib.ADJUGATE_MAX_SIZE:  # exact at (nearly) singular matrices
+            return scale * matrix_transpose(apply(lib.Adjugate, a))
+        d = lib.reshape(e.outputs[0], g.shape + (1, 1))
+        return scale * d * matrix_transpose(apply(MatrixInverse, a))
 
 
 def det(input, name=None):
