@@ -696,3 +696,19 @@ def test_uncovered_function_under_an_accumulator_warns(fresh_warnings):
                                                               r"ForwardAccumulator"):
             y = np.unique(x)
     assert acc.jvp(vj.constant(y)) is None
+
+
+def test_a_bool_result_of_an_uncovered_function_loses_no_derivative(fresh_warnings):
+    # np.isclose has no vecjac op; its bool result carries no derivative, so functional
+    # transforms accept it (a float result would be refused: the test above)
+    f = lambda a: vj.reduce_sum(a ** 2) if np.isclose(a, a).all() else vj.reduce_sum(a)  # noqa: E731
+    np.testing.assert_allclose(vj.grad(f)(A).numpy(), 2 * A)
+
+
+def test_linspace_with_a_python_number_end():
+    x = vj.constant(np.float32(1.2))
+    assert np.linspace(x, 3.4, 5).dtype == np.float32  # the number takes the Tensor's dtype
+    np.testing.assert_allclose(float(vj.grad(lambda s: vj.reduce_sum(np.linspace(s, 3.4, 5)))(1.2)),
+                               2.5)
+    np.testing.assert_allclose(float(vj.grad(lambda e: vj.reduce_sum(np.linspace(1.2, e, 5)))(3.4)),
+                               2.5)

@@ -92,3 +92,8 @@ def test_check_pfor_catches_a_wrong_converter():
 def test_numerical_jacobian_closed_form():
     j = numerical_jacobian(lambda v: np.array([v[0] * v[1], np.sin(v[1])]), np.array([2.0, 0.5]))
     np.testing.assert_allclose(j, [[0.5, 2.0], [0.0, np.cos(0.5)]], rtol=1e-8)
+
+
+def test_check_grads_accepts_a_constant_output_in_both_modes():
+    c = np.ones((3, 2))
+    vj.testing.check_grads(lambda x: c, [np.ones((3, 2))], modes=("fwd", "rev"))

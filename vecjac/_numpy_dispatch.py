@@ -391,11 +391,7 @@ def _plain(x, info):
         if state.stack and varies(x):  # the sparsity tracer cannot follow it: it raises
             value_read(x, f"{info['name']} ({info['reason']})")
         if x.dtype.kind in "fc":
-            info["floating"].append(x)
-            # leaving vecjac: a functional transform or an accumulator differentiating x
-            # refuses or warns (tapes: the warning below), plan capture guards the value
-            value_read(x, NumpyFallback(f"{info['name']} ({info['reason']}; NumPy "
-                                        "computes it on the plain array)"))
+            info["floating"].append(x)  # judged with the result (_numpy_fallback)
         else:
             value_read(x, "internal")  # the NumPy function's result is a plain value
         return x._value
@@ -428,9 +424,15 @@ def _numpy_fallback(fn, name, args, kwargs, reason):
     plain_args = [_plain(x, info) for x in args]
     plain_kwargs = {k: _plain(v, info) for k, v in kwargs.items()}
     result = fn(*plain_args, **plain_kwargs)
+    lost = _has_float(result)  # a bool or integer result (np.allclose) loses no derivative
+    how = NumpyFallback(f"{name} ({reason}; NumPy computes it on the plain array)") \
+        if lost else "internal"
+    for x in info["floating"]:
+        # leaving vecjac: a functional transform or an accumulator differentiating x
+        # refuses or warns (tapes: the warning below), plan capture guards the value
+        value_read(x, how)
     # warn only where a gradient is lost: a floating result from an input a tape follows
-    if name not in _warned and info["floating"] and _has_float(result) and \
-            _on_a_tape(info["floating"]):
+    if name not in _warned and info["floating"] and lost and _on_a_tape(info["floating"]):
         _warned.add(name)
         warnings.warn(f"{name}: {reason}; computed by NumPy on plain arrays, so gradients "
                       "do not flow through its result (the tape sees a constant)",

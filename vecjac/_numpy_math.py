@@ -172,7 +172,11 @@ def _linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axi
         raise ValueError(f"{fn}: num must be non-negative, got {num}")
     _no(device=device if device != "cpu" else None)
     start, stop = _float_common([start, stop])
-    dt = start.dtype
+    # a Python number stays weak in _float_common: it takes the other end's dtype
+    dt = np.result_type(*[_dtype(x) for x in (start, stop) if isinstance(x, Tensor)] or
+                        [np.float64])
+    start, stop = [x if isinstance(x, Tensor) else Tensor(np.asarray(x, dt))
+                   for x in (start, stop)]
     shape = np.broadcast_shapes(start.shape, stop.shape)
     div = num - 1 if endpoint else num
     delta = _m.subtract(stop, start)

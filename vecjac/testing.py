@@ -106,7 +106,9 @@ def _jvp_function(f, directions):
         tangents = [constant(d) for d in directions]
         with strict(ForwardAccumulator(list(xs), tangents), "check_grads") as acc:
             outs = _flat_output(f(*xs))
-        return [acc.jvp(o, unconnected_gradients=UnconnectedGradients.ZERO) for o in outs]
+        # an output that is not a Tensor (a constant f returns) has a zero JVP
+        return [acc.jvp(o if isinstance(o, Tensor) else constant(o),
+                        unconnected_gradients=UnconnectedGradients.ZERO) for o in outs]
     return jvp
 
 
