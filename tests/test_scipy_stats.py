@@ -271,3 +271,19 @@ def test_multivariate_densities_vectorize():
     got = vj.vectorized_map(lambda c: S.multivariate_normal.logpdf(MEAN, None, c), covs)
     np.testing.assert_allclose(got.numpy(), [st.multivariate_normal.logpdf(MEAN, None, c)
                                              for c in covs], rtol=1e-12)
+
+
+@pytest.mark.parametrize("method", ["sf", "logsf", "ppf", "isf"])
+def test_normal_tails_and_quantiles_match_scipy_and_differentiate(method):
+    at = (np.array([-3.0, 0.2, 5.0, 40.0, np.inf]) if method in ("sf", "logsf")
+          else np.array([0.01, 0.5, 0.9, 0.0, 1.0, 1.5, np.nan]))
+    for loc, scale in ((0.0, 1.0), (0.5, 2.0), (0.0, -1.0)):  # scale <= 0: NaN
+        got = getattr(vj.scipy.stats.norm, method)(at, loc, scale).numpy()
+        np.testing.assert_allclose(got, getattr(st.norm, method)(at, loc, scale),
+                                   rtol=1e-12, equal_nan=True)
+    inner = at[:3]
+    check_grads(lambda a, l, s: getattr(vj.scipy.stats.norm, method)(a, l, s),
+                [inner, np.array(0.5), np.array(2.0)], order=2, modes=("fwd", "rev"))
+    if method == "sf":  # d sf / dx is minus the density
+        g = vj.grad(lambda a: vj.reduce_sum(vj.scipy.stats.norm.sf(a)))(inner).numpy()
+        np.testing.assert_allclose(g, -st.norm.pdf(inner), rtol=1e-12)

@@ -9,7 +9,8 @@
     vj.scipy.stats.multivariate_normal.logpdf(x, mean=None, cov=1)
     vj.scipy.stats.dirichlet.logpdf(x, alpha)
 
-Univariate methods (logpdf, pdf, cdf, logcdf; logpmf, pmf, cdf, logcdf for poisson)
+Univariate methods (logpdf, pdf, cdf, logcdf; norm also sf, logsf, ppf, isf; logpmf,
+pmf, cdf, logcdf for poisson)
 broadcast all arguments as SciPy does and follow its conventions: NaN where a parameter
 is invalid (scale <= 0, a shape parameter <= 0, mu < 0) or x is NaN, log density -inf
 outside the support, cdf 0 below and 1 above it. They are differentiable in x, loc,
@@ -28,7 +29,7 @@ from ..ops.array_ops import stop_gradient
 from ..ops.creation_ops import zeros_like
 from ..ops.logic_ops import cast, equal, greater, greater_equal, less, less_equal, logical_and, logical_not, logical_or, where
 from ..ops.scipy_special_ops import (betainc, betaln, gammainc, gammaincc, gammaln,
-                                     log_ndtr, ndtr, real_operands, stdtr, xlog1py)
+                                     log_ndtr, ndtr, ndtri, real_operands, stdtr, xlog1py)
 from ..ops.special_ops import xlogy
 from ..ops.unary_ops import exp, floor, is_inf, is_nan, log, log1p
 from ._multivariate import dirichlet, multivariate_normal
@@ -132,6 +133,35 @@ class norm_gen(_Continuous):
 
     def logcdf(self, x, loc=0, scale=1):
         return self._distribution("logcdf", x, (), loc, scale, True)
+
+    @_quiet
+    def _tail(self, method, x, loc, scale, logs):
+        """sf / logsf: the cdf of -y (no 1 - cdf cancellation far in the upper tail)."""
+        y, _, _, valid = self._prepare(method, x, (), loc, scale)
+        value = log_ndtr(-y) if logs else ndtr(-y)
+        return where(logical_or(logical_not(valid), is_nan(y)), np.nan, value)
+
+    def sf(self, x, loc=0, scale=1):
+        return self._tail("sf", x, loc, scale, False)
+
+    def logsf(self, x, loc=0, scale=1):
+        return self._tail("logsf", x, loc, scale, True)
+
+    @_quiet
+    def _quantile(self, method, q, loc, scale, sign):
+        """ppf / isf: loc +- scale ndtri(q); NaN for q outside [0, 1] or scale <= 0."""
+        fn = f"vj.scipy.stats.norm.{method}"
+        q, loc, scale = real_operands(fn, ("q", "loc", "scale"), (q, loc, scale))
+        valid = greater(scale, 0)
+        z = ndtri(q)
+        value = loc + scale * (z if sign > 0 else -z)
+        return where(logical_not(valid), np.nan, value)
+
+    def ppf(self, q, loc=0, scale=1):
+        return self._quantile("ppf", q, loc, scale, 1)
+
+    def isf(self, q, loc=0, scale=1):
+        return self._quantile("isf", q, loc, scale, -1)
 
 
 class _DegreesOfFreedom(_Continuous):
