@@ -48,7 +48,8 @@ def _attrs(name):
     return {}
 # linalg ops reuse `elementwise` / `broadcasting` for their batch semantics but need
 # square matrices: their own tests cover them
-MATRIX_MODULES = {"vecjac.ops.linalg_ops", "vecjac.ops.matrix_function_ops"}
+MATRIX_MODULES = {"vecjac.ops.linalg_ops", "vecjac.ops.matrix_function_ops",
+                  "vecjac.ops.adjugate_ops", "vecjac.ops.qr_ops"}
 # three broadcasting inputs: their registry samples cover every stacked combination
 TERNARY = {"SelectV2", "Betainc"}
 
