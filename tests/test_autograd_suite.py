@@ -1292,7 +1292,6 @@ class TestScipy:
         check_combo(symmetrize_matrix_arg(mvn.logpdf, 2), [0, 1, 2])(
             [SR(4)], [SR(4)], [make_psd(SR(4, 4))], allow_singular=[False])
 
-    @missing("scipy.stats.multivariate_normal.entropy")
     def test_mvn_entropy(self):
         check_combo(symmetrize_matrix_arg(mvn.entropy, 1), [0, 1])([10 * SR(4)],
                                                                    [make_psd(SR(4, 4))])

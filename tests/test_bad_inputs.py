@@ -357,6 +357,8 @@ SPECS.update({
     **{f"vj.scipy.stats.multivariate_normal.{m}": dict(
         args=dict(x=lambda: F(2, 3), mean=lambda: F(3), cov=lambda: SPD.copy()),
         roles=dict(mean="float_or_none")) for m in ("logpdf", "pdf")},
+    "vj.scipy.stats.multivariate_normal.entropy": dict(
+        args=dict(mean=lambda: F(3), cov=lambda: SPD.copy()), roles=dict(mean="float_or_none")),
     # the CDF in two dimensions, where SciPy's value is exact (above: quasi-Monte Carlo,
     # equal to the oracle only to about abseps); lower_limit raises NotImplementedError
     # (tests/test_scipy_stats.py)

@@ -287,3 +287,16 @@ def test_normal_tails_and_quantiles_match_scipy_and_differentiate(method):
     if method == "sf":  # d sf / dx is minus the density
         g = vj.grad(lambda a: vj.reduce_sum(vj.scipy.stats.norm.sf(a)))(inner).numpy()
         np.testing.assert_allclose(g, -st.norm.pdf(inner), rtol=1e-12)
+
+
+@pytest.mark.parametrize("mean, cov", [
+    (np.array([0.1, -0.2]), np.array([[2.0, 0.3], [0.3, 1.0]])),
+    (None, 2.5), (np.array([0.1, -0.2, 0.4]), np.array([2.0, 3.0, 0.5]))])
+def test_multivariate_normal_entropy_matches_scipy_and_differentiates(mean, cov):
+    mvn = vj.scipy.stats.multivariate_normal
+    full = np.diag(cov) if np.ndim(cov) == 1 else cov
+    np.testing.assert_allclose(float(mvn.entropy(mean, cov)),
+                               st.multivariate_normal.entropy(mean, full), rtol=1e-12)
+    if np.ndim(cov) == 2:  # d entropy / d cov = inv(cov) / 2
+        g = vj.grad(lambda c: mvn.entropy(mean, c))(cov).numpy()
+        np.testing.assert_allclose(g, np.linalg.inv(cov) / 2, rtol=1e-10)

@@ -37,7 +37,7 @@ class multivariate_normal_gen:
 
     mean: (d,) (None: zeros); cov: a scalar (times the identity), a (d,) diagonal or a
     (d, d) positive definite matrix; x: (..., d), or (n,) points when d == 1.
-    logpdf / pdf / cdf / logcdf: shape x.shape[:-1], squeezed. allow_singular is
+    logpdf / pdf / cdf / logcdf: shape x.shape[:-1], squeezed; entropy: a scalar. allow_singular is
     accepted; a singular covariance is not supported (ValueError).
     """
     name = "multivariate_normal"
@@ -86,6 +86,20 @@ class multivariate_normal_gen:
 
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
         return exp(self._logpdf("pdf", x, mean, cov, allow_singular))
+
+    def entropy(self, mean=None, cov=1, allow_singular=False):
+        """Differential entropy, (d (1 + log 2 pi) + log det cov) / 2; differentiable in
+        cov (the mean does not enter)."""
+        try:  # the dimension, for a point of it (bad arguments: _prepare names them)
+            if mean is not None:
+                dim = int(np.size(mean._value if hasattr(mean, "_value") else mean))
+            else:
+                dim = int(np.shape(cov)[0]) if np.ndim(cov) >= 2 else 1
+        except (TypeError, ValueError):
+            dim = 1
+        _, cov, dim = self._prepare("entropy", np.zeros(dim), mean, cov, allow_singular)
+        logdet = 2.0 * reduce_sum(log(diag_part(cholesky(cov))))
+        return (logdet + dim * (1.0 + _LOG_2PI)) * 0.5
 
     def cdf(self, x, mean=None, cov=1, allow_singular=False, maxpts=None, abseps=1e-5,
             releps=1e-5, *, lower_limit=None, rng=None):

@@ -6,7 +6,7 @@
     vj.scipy.stats.beta.cdf(x, a, b, loc=0, scale=1)
     vj.scipy.stats.chi2.logcdf(x, df, loc=0, scale=1)
     vj.scipy.stats.poisson.logpmf(k, mu, loc=0)
-    vj.scipy.stats.multivariate_normal.logpdf(x, mean=None, cov=1)
+    vj.scipy.stats.multivariate_normal.logpdf(x, mean=None, cov=1)  (and .entropy(mean, cov))
     vj.scipy.stats.dirichlet.logpdf(x, alpha)
 
 Univariate methods (logpdf, pdf, cdf, logcdf; norm also sf, logsf, ppf, isf; logpmf,
