@@ -1380,7 +1380,7 @@ class TestScipy:
 
     @pytest.mark.parametrize("name, first", [
         ("gammainc", 1), ("gammaincc", 1), ("polygamma", 0), ("jn", 2),
-        pytest.param("yn", 2, marks=missing("scipy.special.yn")),
+        pytest.param("yn", 2),
     ])
     def test_order_first(self, name, first):
         # autograd passes an ndarray as the second "list": combos over its elements

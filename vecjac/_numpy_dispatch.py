@@ -260,6 +260,7 @@ checks that this copy is current; regenerate with
 | `scipy.special.xlogy` | `vj.xlogy` |
 | `scipy.special.y0` | `vj.scipy.special.y0` |
 | `scipy.special.y1` | `vj.scipy.special.y1` |
+| `scipy.special.yn` | `vj.scipy.special.yv (the order an integer)` |
 | `scipy.special.yv` | `vj.scipy.special.yv` |
 """
 import functools

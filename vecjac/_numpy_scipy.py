@@ -28,6 +28,7 @@ _SCIPY_SPECIAL.update({name: (getattr(_sp, name), f"vj.scipy.special.{name}") fo
     "xlog1py", "entr")})
 _SCIPY_SPECIAL.update({name: (getattr(_bessel, name), f"vj.scipy.special.{name}")
                        for name in _bessel.__all__})
+_SCIPY_SPECIAL["yn"] = (_bessel.yv, "vj.scipy.special.yv (the order an integer)")
 _SCIPY_SPECIAL["digamma"] = (_sp.digamma, "vj.scipy.special.digamma (= psi)")
 _SCIPY_SPECIAL["psi"] = _SCIPY_SPECIAL["digamma"]
 for _name, (_fn, _target) in _SCIPY_SPECIAL.items():
