@@ -176,18 +176,24 @@ def test_gradients_match_finite_differences(name, k, data):
                 seed=int(rng.integers(2 ** 31)), **sample.tol)
 
 
-@pytest.mark.parametrize("name,k", CASES)
-@given(data=st.data())
-def test_jvp_agrees_with_vjp(name, k, data):
-    """<u, J t> from the op's forward rule equals <J^T u, t> from its gradient, for random
-    t and u: the JVP and the VJP are transposes of one linear map (float64, tight)."""
+def _differentiable_case(name, k, data):
+    """(f of the differentiable leaves, those leaves as Tensors, rng) for a sample drawn
+    by hypothesis; skips ops and samples that are not differentiable."""
     op, sample, leaves, diff, differentiable = _case(name, k)
     if not differentiable:
         pytest.skip(f"{name}: not differentiable ({sample.no_grad or 'op flag'})")
     dims, rng = _draw(data, sample, leaves)
     values = _values(leaves, dims, rng)
     f = _partial(_caller(op, sample), values, diff)
-    xs = [vj.constant(values[j]) for j in diff]
+    return f, [vj.constant(values[j]) for j in diff], rng
+
+
+@pytest.mark.parametrize("name,k", CASES)
+@given(data=st.data())
+def test_jvp_agrees_with_vjp(name, k, data):
+    """<u, J t> from the op's forward rule equals <J^T u, t> from its gradient, for random
+    t and u: the JVP and the VJP are transposes of one linear map (float64, tight)."""
+    f, xs, rng = _differentiable_case(name, k, data)
     ts = [rng.standard_normal(x.shape) for x in xs]
     with vj.autodiff.ForwardAccumulator(xs, [vj.constant(t) for t in ts]) as acc:
         with vj.GradientTape() as tape:
@@ -213,13 +219,7 @@ def test_values_under_an_accumulator_are_the_plain_calls(name, k, data):
     """An accumulator that nothing else observes computes values its own way (forwards
     run directly, sin with cos in one pass): the outputs must be the plain call's, as
     arrays (0-d inputs too) that .numpy() returns."""
-    op, sample, leaves, diff, differentiable = _case(name, k)
-    if not differentiable:
-        pytest.skip(f"{name}: not differentiable ({sample.no_grad or 'op flag'})")
-    dims, rng = _draw(data, sample, leaves)
-    values = _values(leaves, dims, rng)
-    f = _partial(_caller(op, sample), values, diff)
-    xs = [vj.constant(values[j]) for j in diff]
+    f, xs, rng = _differentiable_case(name, k, data)
     plain = _outputs(f(*xs))
     with vj.autodiff.ForwardAccumulator(xs, [vj.constant(rng.standard_normal(x.shape))
                                              for x in xs]):
