@@ -235,7 +235,7 @@ class OneHot(Op):
         # the loop's own index offset..offset+iters-1 (a jacfwd's seeds): the rows of a
         # shifted identity, without comparing every index against every position
         if on_value == 1 and off_value == 0:
-            return _seed_rows(cx.iters, depth, loop.offset, np.dtype(dtype))
+            return structured.seed_rows(cx.iters, depth, loop.offset, np.dtype(dtype))
         hot = np.eye(cx.iters, depth, k=loop.offset, dtype=bool)
         return np.where(hot, np.asarray(on_value, dtype), np.asarray(off_value, dtype))
 
@@ -255,24 +255,6 @@ class OneHot(Op):
             return Tensor(rows)
         return apply(self, indices, depth=depth, axis=axis + 1, on_value=on_value,
                      off_value=off_value, dtype=dtype)
-
-
-_SEEDS = {}  # (iters, depth, offset, dtype) -> read-only identity rows
-
-
-def _seed_rows(iters, depth, offset, dtype):
-    """np.eye(iters, depth, k=offset), shared read-only between calls: every jacfwd of
-    one signature seeds the same rows (a write into them would raise, not corrupt)."""
-    if iters * depth > 16384:  # larger seeds are structured or chunked: not kept
-        return np.eye(iters, depth, k=offset, dtype=dtype)
-    key = (iters, depth, offset, dtype)
-    rows = _SEEDS.get(key)
-    if rows is None:
-        if len(_SEEDS) >= 64:
-            _SEEDS.clear()
-        rows = _SEEDS[key] = np.eye(iters, depth, k=offset, dtype=dtype)
-        rows.flags.writeable = False
-    return rows
 
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
