@@ -5,8 +5,8 @@
 - the core imports neither the op library nor a transform; transforms import no
   concrete op (they reach ops through the registry's `lib`); the op library imports the
   core and the generic rule families, never a transform's internals;
-- dir(vj), vj.math, vj.nn, vj.linalg, vj.autodiff are pinned: a name added or removed
-  here is a decision, not an accident.
+- dir(vj), vj.math, vj.nn, vj.linalg, vj.autodiff, vj.debugging are pinned: a name added
+  or removed here is a decision, not an accident.
 """
 import ast
 import pathlib
@@ -123,6 +123,9 @@ def test_op_library_imports_no_transform_internals(module):
 
 # -- the public surface --------------------------------------------------------------------
 PUBLIC_VJ = """
+debugging
+batch_to_space space_to_batch space_to_batch_nd
+foldl foldr scan switch_case
 GradientTape InteractingExamplesWarning Module NotDifferentiableWarning RegisterGradient
 TensorSpec
 Tensor UnconnectedGradients Variable abs acos acosh add add_n argmax argmin argsort asin asinh atan
@@ -160,11 +163,14 @@ def test_public_surface_of_vj_is_pinned():
 
 
 PUBLIC_LINALG = """
+cross
+set_diag tensor_diag tensor_diag_part
 band_part cholesky clip_by_norm clip_by_value det diag diag_part eigh eigvalsh inv l2_normalize logdet
 lstsq matmul matrix_transpose matvec norm pinv qr slogdet solve svd trace triangular_solve
 """.split()
 
 PUBLIC_MATH = """
+approximate_equal bucketize cross
 abs accumulate_n acos acosh add add_n angle argmax argmin asin asinh atan atan2 atanh
 bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc bincount cast ceil clip_by_norm
 clip_by_value conj cos cosh count_nonzero cumprod cumsum cumulative_logsumexp digamma
@@ -184,6 +190,7 @@ unsorted_segment_sqrt_n unsorted_segment_sum where xdivy xlog1py xlogy
 """.split()
 
 PUBLIC_NN = """
+depth_to_space space_to_batch space_to_depth
 avg_pool avg_pool1d avg_pool2d avg_pool3d conv1d conv2d conv3d convolution max_pool
 max_pool1d max_pool2d max_pool3d
 batch_normalization bias_add elu gelu leaky_relu log_softmax moments relu relu6 selu sigmoid
@@ -203,10 +210,14 @@ def test_public_surface_of_namespaces_is_pinned(namespace, pinned):
 
 def test_no_internal_module_is_public():
     modules = {n for n in _public(vj) if n != "dask" and type(getattr(vj, n)).__name__ == "module"}
-    assert modules == {"autodiff", "image", "layers", "linalg", "math", "nest", "nn", "ops",
-                       "random", "scipy", "testing", "vectorize"}
+    assert modules == {"autodiff", "debugging", "image", "layers", "linalg", "math", "nest",
+                       "nn", "ops", "random", "scipy", "testing", "vectorize"}
 
 
 def test_autodiff_namespace():
     assert _public(vj.autodiff) == ["ForwardAccumulator", "GradientTape"]
     assert vj.autodiff.GradientTape is vj.GradientTape
+
+
+def test_debugging_namespace():
+    assert _public(vj.debugging) == ["check_numerics"]

@@ -50,6 +50,7 @@ NAMESPACES = {"vj": vj, "vj.math": vj.math, "vj.nn": vj.nn, "vj.linalg": vj.lina
               "vj.random": vj.random, "vj.image": vj.image, "vj.vectorize": vj.vectorize,
               "vj.scipy.special": vj.scipy.special, "vj.scipy.linalg": vj.scipy.linalg,
               "vj.scipy.signal": vj.scipy.signal, "vj.scipy.integrate": vj.scipy.integrate,
+              "vj.debugging": vj.debugging,
               **{f"vj.scipy.stats.{d}": getattr(vj.scipy.stats, d)  # methods of each
                  for d in vj.scipy.stats.__all__}}
 
@@ -431,6 +432,25 @@ SPECS.update({
        for n in ("sum", "mean", "max", "min", "prod")},
 })
 
+# tensor_diag / set_diag (vecjac/ops/diag_ops.py) and the space / batch / depth moves
+# (vecjac/ops/space_ops.py)
+SPECS.update({
+    "tensor_diag_part": dict(args=dict(input=lambda: F(2, 3, 2, 3))),
+    "set_diag": dict(args=dict(input=lambda: F(2, 3), diagonal=lambda: F(2), k=0),
+                     roles=dict(k="int", align="skip")),
+    **{n: dict(args=dict(input=lambda shape=shape: F(*shape), block_size=2,
+                         data_format="NHWC"),
+               roles=dict(block_size="int", data_format="data_format"))
+       for n, shape in (("space_to_depth", (1, 4, 4, 2)), ("depth_to_space", (1, 2, 2, 8)))},
+    **{n: dict(args=dict(input=lambda: F(1, 3, 4, 2), block_shape=[2, 2],
+                         paddings=[[1, 0], [0, 2]]),
+               roles=dict(block_shape="shape", paddings="paddings"))
+       for n in ("space_to_batch_nd", "space_to_batch")},
+    "batch_to_space": dict(args=dict(input=lambda: F(4, 2, 3, 1), block_shape=[2, 2],
+                                     crops=[[1, 0], [0, 2]]),
+                           roles=dict(block_shape="shape", crops="paddings")),
+})
+
 def _pull(out):
     y, pull = out
     return y, pull(vj.ones_like(y))
@@ -710,6 +730,60 @@ ROLE_BAD.update({
                ("with None", [1.0, None], True), ("empty", [], False)] + NONE_BAD,
 })
 
+# vj.math.approximate_equal / bucketize (vecjac/ops/tf_math_ops.py; cross needs no spec:
+# two F(2, 3) are valid) and vj.debugging.check_numerics (vecjac/ops/debugging_ops.py)
+SPECS.update({
+    "approximate_equal": dict(args=dict(tolerance=1e-5), roles=dict(tolerance="scalar")),
+    "bucketize": dict(args=dict(boundaries=[0.3, 0.5, 0.5, 0.8]),
+                      roles=dict(boundaries="boundaries")),
+    "check_numerics": dict(args=dict(message="m"), roles=dict(message="message")),
+})
+ROLE_BAD.update({
+    "boundaries": [("unsorted", [0.8, 0.3], True), ("NaN", [0.3, float("nan")], True),
+                   ("array, not a list", np.array([0.3, 0.8]), True), ("string", "ab", True),
+                   ("with string", [0.3, "a"], True), ("with None", [0.3, None], True),
+                   ("nested", [[0.3]], True), ("bool", [True], True), ("empty", [], False),
+                   ("ints", [0, 1], False), ("tuple", (0.3, 0.8), False),
+                   ("repeated", [0.5, 0.5], False), ("infinite", [-np.inf, np.inf], False)]
+    + NONE_BAD,
+    "message": [("int", 3, True), ("bytes", b"m", True), ("list", ["m"], True),
+                ("empty", "", False)] + NONE_BAD,
+})
+
+# vj.scan / foldl / foldr (vecjac/ops/functional_ops.py) and vj.switch_case
+# (vecjac/ops/control_flow_ops.py). fn returns its slice: valid for elems of any dtype and
+# shape, so every error comes from the function's own checks. Only initializers rejected
+# before fn runs are catalogued: one fn rejects afterwards has recorded ops already.
+_BRANCH = lambda: vj.constant(1.0)  # noqa: E731
+SPECS.update({
+    **{n: dict(args=dict(fn=lambda a, x: x, elems=lambda: F(4, 3), initializer=None),
+               roles=dict(elems="float", initializer="initializer", infer_shape="bool"))
+       for n in ("scan", "foldl", "foldr")},
+    "switch_case": dict(args=dict(branch_index=1, branch_fns=[_BRANCH, lambda: vj.constant(2.0)],
+                                  default=None),
+                        roles=dict(branch_index="branch_index", branch_fns="branch_fns",
+                                   default="callable_or_none")),
+})
+ROLE_BAD.update({
+    "initializer": [("string", "a", True), ("object", Opaque(), True),
+                    ("with None", [F(3), None], True), ("empty list", [], True),
+                    ("empty dict", {}, True), ("string array", np.array(["a"]), True),
+                    ("lambda", lambda: 1.0, True), ("slice-shaped", F(3), False)],
+    "branch_index": [("float", 1.5, True), ("string", "1", True), ("bool", True, True),
+                     ("vector", np.array([0, 1]), True), ("float array", np.array(1.0), True),
+                     ("dict", {}, True), ("object", Opaque(), True),
+                     ("out of range", 7, False), ("negative", -1, False),
+                     ("int32 array", np.array(0, np.int32), False)] + NONE_BAD,
+    "branch_fns": [("empty", [], True), ("not callable", [1, 2], True),
+                   ("duplicate keys", [(0, _BRANCH), (0, _BRANCH)], True),
+                   ("gap in keys", {0: _BRANCH, 2: _BRANCH}, True),
+                   ("string key", {"a": _BRANCH}, True), ("mixed", [_BRANCH, (1, _BRANCH)], True),
+                   ("string", "ab", True), ("one branch", [_BRANCH], False),
+                   ("pairs", [(1, _BRANCH), (0, _BRANCH)], False),
+                   ("dict", {1: _BRANCH, 0: _BRANCH}, False)] + NONE_BAD,
+    "callable_or_none": CALLABLE_BAD,
+})
+
 
 # -- NumPy oracles: a result accepted for a bad input must equal these ------------------------
 def _reduce(npf, keep_int_dtype=False):
@@ -836,6 +910,21 @@ for _dist in vj.scipy.stats.__all__:
 for _name in vj.scipy.linalg.__all__:
     ORACLES[f"vj.scipy.linalg.{_name}"] = getattr(scipy.linalg, _name)
 ORACLES["vj.scipy.signal.convolve"] = scipy.signal.convolve
+
+
+def _approximate_equal_oracle(x, y, tolerance=1e-5, **kw):
+    x, y = np.asarray(x), np.asarray(y)
+    if x.dtype.kind in "iu":  # as vecjac: no wrap-around of unsigned differences
+        x, y = x.astype(np.float64), y.astype(np.float64)
+    return np.abs(x - y) < tolerance
+
+
+ORACLES.update({  # vecjac/ops/tf_math_ops.py, vecjac/ops/debugging_ops.py
+    "cross": lambda a, b, **kw: np.cross(np.asarray(a), np.asarray(b)),
+    "approximate_equal": _approximate_equal_oracle,
+    "bucketize": lambda input, boundaries, **kw: np.digitize(np.asarray(input), boundaries),
+    "check_numerics": lambda tensor, **kw: np.asarray(tensor),
+})
 
 
 def _logsumexp_oracle(a, axis=None, b=None, keepdims=False, return_sign=False):

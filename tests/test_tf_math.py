@@ -1,5 +1,6 @@
 """vj.math's TF names from vecjac/ops/tf_math_ops.py: values against NumPy / SciPy
 references, gradients against central differences, Jacobians (pfor), TF's errors."""
+import doctest
 import math
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 import scipy.special as sp
 
 import vecjac as vj
+from vecjac.ops import tf_math_ops
 from vecjac.testing import check_grads, numerical_jacobian
 
 RNG = np.random.default_rng(11)
@@ -294,3 +296,124 @@ def test_segment_sum_vectorizes_and_errors():
         vj.math.unsorted_segment_sum(DATA, np.zeros(5, int), 3)
     with pytest.raises(TypeError, match="segment_ids must be an integer"):
         vj.math.unsorted_segment_sum(DATA, np.zeros(6), 3)
+
+
+# -- cross, approximate_equal, bucketize -----------------------------------------------------
+@pytest.mark.parametrize("shape", [(3,), (4, 3), (2, 2, 3)])
+def test_cross_values_gradients_and_jacobian(shape):
+    a, b = RNG.normal(size=shape), RNG.normal(size=shape)
+    np.testing.assert_allclose(vj.math.cross(a, b).numpy(), np.cross(a, b), rtol=1e-13,
+                               atol=1e-15)
+    check_grads(vj.math.cross, [a, b], order=2, modes=("fwd", "rev"))
+    _check_jacobian(lambda v: vj.math.cross(v, b), a)
+    _check_jacobian(lambda v: vj.math.cross(a, v), b)
+
+
+def test_cross_dtypes_alias_and_sparsity():
+    assert vj.linalg.cross is vj.math.cross  # TF 2's name is tf.linalg.cross
+    a, b = np.array([[1, 2, 3], [-4, 0, 7]]), np.array([[4, 5, 6], [1, 1, -2]])
+    out = vj.math.cross(a, b)
+    assert out.dtype == np.int64
+    np.testing.assert_array_equal(out.numpy(), np.cross(a, b))
+    f32 = vj.math.cross(a.astype(np.float32), b.astype(np.float32))
+    assert f32.dtype == np.float32
+    np.testing.assert_allclose(f32.numpy(), np.cross(a, b), rtol=1e-6)
+    # (a x b)_k reads the two other components of the same row of a: an exact pattern
+    bf = b.astype(float)
+    pattern = vj.jacobian_sparsity(lambda v: vj.math.cross(v, bf), a.astype(float))
+    want = np.kron(np.eye(2), 1 - np.eye(3)).astype(bool)
+    np.testing.assert_array_equal(pattern.toarray() != 0, want)
+
+
+def test_cross_errors():
+    with pytest.raises(ValueError, match=r"cross: a and b must have a last axis of size 3"):
+        vj.math.cross(np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"cross: a and b must have the same shape, got "
+                                         r"\(2, 3\) and \(3,\)"):
+        vj.math.cross(np.ones((2, 3)), np.ones(3))  # TF does not broadcast
+    with pytest.raises(ValueError, match="last axis of size 3"):
+        vj.math.cross(1.0, 2.0)
+    with pytest.raises(TypeError, match="cross: a and b must have the same dtype"):
+        vj.math.cross(np.ones(3), np.ones(3, np.float32))
+    with pytest.raises(TypeError, match="cross: b must be a real numeric tensor"):
+        vj.math.cross(np.ones(3), np.ones(3, bool))
+    with pytest.raises(TypeError, match="cross: a has complex dtype"):
+        vj.math.cross(np.ones(3) + 1j, np.ones(3) + 1j)
+
+
+def test_approximate_equal():
+    x = RNG.normal(size=(3, 4))
+    y = x + RNG.choice([0.0, 5e-6, 2e-5, -3e-6, -1.0], size=x.shape)
+    out = vj.math.approximate_equal(x, y)  # default tolerance 1e-5
+    assert out.dtype == np.bool_ and out.shape == (3, 4)
+    np.testing.assert_array_equal(out.numpy(), np.abs(x - y) < 1e-5)
+    # strict: a difference equal to the tolerance is not within it
+    np.testing.assert_array_equal(
+        vj.math.approximate_equal([0.0, 0.0], [0.25, 0.125], tolerance=0.25).numpy(),
+        [False, True])
+    # unsigned differences do not wrap around; integer inputs take a fractional tolerance
+    u = vj.math.approximate_equal(np.array([1, 7], np.uint8), np.array([2, 7], np.uint8), 1.5)
+    np.testing.assert_array_equal(u.numpy(), [True, True])
+    np.testing.assert_array_equal(
+        vj.math.approximate_equal(np.array([1, 3]), np.array([1, 2]), 0.5).numpy(),
+        [True, False])
+    c = vj.math.approximate_equal(np.array([1 + 1j, 1j]), np.array([1 + 1.000001j, 0.0]))
+    np.testing.assert_array_equal(c.numpy(), [True, False])  # |x - y|: the modulus
+    f32 = vj.math.approximate_equal(np.float32([1.0]), np.float32([1.5]), tolerance=0.6)
+    np.testing.assert_array_equal(f32.numpy(), [True])
+
+
+def test_approximate_equal_errors():
+    with pytest.raises(ValueError, match=r"approximate_equal: x and y must have the same "
+                                         r"shape, got \(2,\) and \(3,\)"):
+        vj.math.approximate_equal(np.ones(2), np.ones(3))
+    with pytest.raises(TypeError, match="approximate_equal: x and y must have the same dtype"):
+        vj.math.approximate_equal(np.ones(2), np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="approximate_equal: tolerance must be a real number"):
+        vj.math.approximate_equal(np.ones(2), np.ones(2), tolerance="0.1")
+    with pytest.raises(TypeError, match="approximate_equal: x must be a numeric tensor"):
+        vj.math.approximate_equal(np.ones(2, bool), np.ones(2, bool))
+
+
+def test_bucketize_values():
+    # TF's documented example: a value equal to a boundary goes to the bucket above it
+    out = vj.math.bucketize(np.array([[-5, 10000], [150, 10], [5, 100]]), [0, 10, 100])
+    assert out.dtype == np.int32 and out.shape == (3, 2)
+    np.testing.assert_array_equal(out.numpy(), [[0, 3], [3, 2], [1, 3]])
+    edges = [-1.0, -0.25, 0.0, 0.0, 0.5, 1.0]  # a repeated edge: an empty bucket
+    x = np.concatenate([RNG.normal(size=20), edges, [np.nan, -np.inf, np.inf]])
+    np.testing.assert_array_equal(vj.math.bucketize(x, edges).numpy(), np.digitize(x, edges))
+    np.testing.assert_array_equal(vj.math.bucketize(x, tuple(edges)).numpy(),
+                                  np.searchsorted(edges, x, side="right"))
+    np.testing.assert_array_equal(vj.math.bucketize(x[:4], []).numpy(), np.zeros(4))
+    np.testing.assert_array_equal(
+        vj.math.bucketize(np.array([0, 1, 2], np.int32), [0.5, 1.0]).numpy(), [0, 2, 2])
+    # one pfor pass over a stacked input
+    batch = RNG.normal(size=(4, 5))
+    got = vj.vectorized_map(lambda r: vj.math.bucketize(r, edges), vj.constant(batch))
+    np.testing.assert_array_equal(got.numpy(), np.digitize(batch, edges))
+
+
+def test_bucketize_is_not_differentiable_and_errors():
+    x = vj.constant([0.2, 0.7])
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        b = vj.cast(vj.math.bucketize(x, [0.5]), vj.float64)
+    assert tape.gradient(b, x) is None
+    with pytest.raises(ValueError, match=r"bucketize: boundaries must be sorted \(non-"
+                                         r"decreasing\), got \[1.0, 0.0\]"):
+        vj.math.bucketize(x, [1.0, 0.0])
+    with pytest.raises(ValueError, match="bucketize: boundaries must be sorted"):
+        vj.math.bucketize(x, [0.0, float("nan")])
+    with pytest.raises(TypeError, match="bucketize: boundaries must be a list of floats, "
+                                        "got ndarray"):
+        vj.math.bucketize(x, np.array([0.0, 1.0]))
+    with pytest.raises(TypeError, match=r"boundaries\[1\] is 'a'"):
+        vj.math.bucketize(x, [0.0, "a"])
+    with pytest.raises(TypeError, match="bucketize: input must be a real tensor"):
+        vj.math.bucketize(np.array([True]), [0.5])
+
+
+def test_docstring_examples_run():  # cross, approximate_equal, bucketize
+    result = doctest.testmod(tf_math_ops, extraglobs={"vj": vj, "np": np})
+    assert result.attempted >= 3 and result.failed == 0

@@ -6,7 +6,7 @@ Jacobians vectorized by a pfor-style loop transform. See README.md.
 This module only re-exports: the public surface is pinned by tests/test_namespaces.py.
 Internal modules have private names (vecjac/_tape.py ...); the public namespaces are
 vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.layers, vj.nest, vj.vectorize,
-vj.testing, vj.scipy and vj.autodiff (ForwardAccumulator).
+vj.testing, vj.scipy, vj.debugging and vj.autodiff (ForwardAccumulator).
 """
 __version__ = "0.1.0"
 
@@ -50,14 +50,17 @@ from .ops.layout_ops import *  # noqa: F401,F403,E402
 from .ops.sort_ops import *  # noqa: F401,F403,E402
 from .ops.onehot_ops import *  # noqa: F401,F403,E402
 from .ops.control_flow_ops import *  # noqa: F401,F403,E402
+from .ops.functional_ops import *  # noqa: F401,F403,E402  (scan, foldl, foldr)
 from .ops.nn_ops import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)
 from .ops.tf_math_ops import add_n, atan2, scalar_mul  # noqa: F401,E402  (tf.add_n ...)
+from .ops.space_ops import batch_to_space, space_to_batch, space_to_batch_nd  # noqa: F401,E402
 # TF names that shadow Python builtins, kept out of the star-exported __all__ lists
 from .ops.creation_ops import range  # noqa: F401,E402,A004
 from .ops.layout_ops import slice  # noqa: F401,E402,A004
 from .ops.unary_ops import abs, round  # noqa: F401,E402,A004
 from . import math, nn, linalg, random, vectorize, nest, testing, layers, image  # noqa: E402
 from . import autodiff  # noqa: E402
+from . import debugging  # noqa: F401,E402  (tf.debugging.check_numerics)
 from .vectorize import vectorized_map  # noqa: F401,E402
 from ._functional import grad, value_and_grad, vjp, jvp, linearize, hvp  # noqa: F401,E402
 from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  # noqa: E402

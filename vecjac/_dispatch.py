@@ -24,12 +24,12 @@ def apply(op, *inputs, **attrs):
     """Run `op` on `inputs`: hand it to a transform, or compute and record. Tensor(s)."""
     tensors = inputs  # *args: a tuple already, kept when every input is a Tensor
     owner = None
-    for t in inputs:
+    for t in inputs:  # one pass: the innermost loop among Tensor inputs (the common case)
         if not isinstance(t, Tensor):
             tensors = tuple([x if isinstance(x, Tensor) else to_input(x, inputs)
                              for x in inputs])
+            owner = _innermost_loop(tensors)
             break
-    for t in tensors:
         p = t._pfor
         if p is not None and (owner is None or p.level > owner.level):
             owner = p
@@ -61,6 +61,15 @@ def apply(op, *inputs, **attrs):
     if st.tapes or st.observers:
         _after_forward(op, tensors, outputs, attrs)
     return outputs
+
+
+def _innermost_loop(tensors):
+    owner = None
+    for t in tensors:
+        p = t._pfor
+        if p is not None and (owner is None or p.level > owner.level):
+            owner = p
+    return owner
 
 
 def _after_forward(op, tensors, outputs, attrs):

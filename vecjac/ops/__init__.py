@@ -7,4 +7,7 @@ from . import (math_ops, logic_ops, unary_ops, special_ops, reduce_ops, linear_o
                linalg_ops, decomposition_ops, sort_ops, random_ops, control_flow_ops,
                image_ops, scipy_special_ops, bessel_ops, tf_math_ops, segment_ops,
                matrix_function_ops, signal_ops, conv_ops, qr_ops, adjugate_ops, banded_ops,
+               diag_ops, space_ops,
+               debugging_ops,
+               functional_ops,
                operators, tensor_methods)

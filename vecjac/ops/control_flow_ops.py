@@ -1,16 +1,19 @@
-"""Control flow: cond and while_loop (TF's tf.cond / tf.while_loop), eager and vectorizable.
+"""Control flow: cond, switch_case and while_loop (TF's tf.cond / tf.switch_case /
+tf.while_loop), eager and vectorizable.
 
-Outside pfor both are plain Python control flow: only the branch taken, and only the
-iterations run, execute, and tapes record their ops like any others, so gradients,
+Outside pfor all three are plain Python control flow: only the branch taken, and only
+the iterations run, execute, and tapes record their ops like any others, so gradients,
 Jacobians and Hessians go through them unchanged.
 
-Inside pfor / vectorized_map a predicate may differ per iteration (a loop-variant value,
-which has no single Python truth value). Then cond evaluates *both* branches for all
-iterations and selects per iteration with vj.where, and while_loop keeps running the body
-while any iteration still wants to, freezing finished iterations with vj.where. A
-loop-invariant predicate inside pfor keeps the plain Python behaviour.
+Inside pfor / vectorized_map a predicate (or switch_case's index) may differ per
+iteration (a loop-variant value, which has no single Python value). Then cond evaluates
+*both* branches for all iterations and selects per iteration with vj.where, switch_case
+does the same with every branch, and while_loop keeps running the body while any
+iteration still wants to, freezing finished iterations with vj.where. A loop-invariant
+predicate or index inside pfor keeps the plain Python behaviour.
 """
 import contextlib
+import functools
 import numbers
 
 import numpy as np
@@ -24,7 +27,7 @@ from .._dispatch import convert_to_tensor
 from .._variables import Variable
 from .._dispatch import to_input
 
-__all__ = ["cond", "while_loop"]
+__all__ = ["cond", "switch_case", "while_loop"]
 
 
 def _loop_variant(x):
@@ -191,6 +194,157 @@ def _select_branches(pred, true_out, false_out):
                              "return the same per-iteration shapes")
         selected.append(lib.where(pred, t, f))
     return nest.pack_sequence_as(true_out, selected)
+
+
+# -- switch_case -----------------------------------------------------------------------------
+def _branches(branch_fns, default):
+    """The branch callables in key order, then `default` if given, and their labels."""
+    if not isinstance(branch_fns, (list, tuple, dict)):
+        raise TypeError("switch_case: branch_fns must be a list of callables, a list of "
+                        "(int, callable) pairs or a dict {int: callable}, got "
+                        f"{type(branch_fns).__name__}")
+    if not branch_fns:
+        raise ValueError("switch_case: branch_fns must not be empty")
+    if isinstance(branch_fns, dict):
+        pairs = list(branch_fns.items())
+    elif all(callable(f) for f in branch_fns):
+        pairs = list(enumerate(branch_fns))
+    elif any(callable(f) for f in branch_fns):  # a list of callables with a stray entry
+        k = next(k for k, f in enumerate(branch_fns) if not callable(f))
+        raise TypeError(f"switch_case: branch_fns[{k}] must be callable, got "
+                        f"{type(branch_fns[k]).__name__} (branch_fns is a list of callables "
+                        "or of (int, callable) pairs, not both)")
+    else:
+        pairs = list(branch_fns)
+        for k, pair in enumerate(pairs):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(f"switch_case: branch_fns[{k}] must be a callable or an "
+                                f"(int, callable) pair, got {type(pair).__name__}")
+    keys = []
+    for key, fn in pairs:
+        if not isinstance(key, numbers.Integral) or isinstance(key, (bool, np.bool_)):
+            raise TypeError(f"switch_case: the keys of branch_fns must be ints, got {key!r}")
+        if not callable(fn):
+            raise TypeError(f"switch_case: branch_fns[{key}] must be callable, got "
+                            f"{type(fn).__name__}")
+        if int(key) in keys:
+            raise ValueError(f"switch_case: branch_fns has the key {key} twice")
+        keys.append(int(key))
+    if sorted(keys) != list(range(len(keys))):
+        raise ValueError(f"switch_case: the keys of branch_fns must be 0 to {len(keys) - 1}"
+                         f" (contiguous), got {sorted(keys)}")
+    if default is not None and not callable(default):
+        raise TypeError(f"switch_case: default must be callable or None, got "
+                        f"{type(default).__name__}")
+    by_key = dict(zip(keys, (fn for _, fn in pairs)))
+    fns = [by_key[k] for k in range(len(keys))]
+    labels = [f"branch_fns[{k}]" for k in range(len(fns))]
+    if default is not None:
+        fns.append(default)
+        labels.append("default")
+    return fns, labels
+
+
+def _clamped(n_fns, value):
+    """The branch an index value runs: out-of-range indices run the last callable."""
+    k = int(value)
+    return k if 0 <= k < n_fns else n_fns - 1
+
+
+def _branch_index(branch_index, n_fns):
+    """The branch to run (a Python int), or a loop-variant scalar int Tensor."""
+    x = branch_index.read_value() if isinstance(branch_index, Variable) else branch_index
+    if isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"switch_case: branch_index must be an int scalar, got {x!r}")
+    if isinstance(x, numbers.Integral):
+        return _clamped(n_fns, x)
+    if isinstance(x, np.ndarray):
+        x = Tensor(x)
+    if not isinstance(x, Tensor):
+        raise TypeError(f"switch_case: branch_index must be an int scalar or a scalar int "
+                        f"Tensor, got {type(x).__name__}")
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"switch_case: branch_index must have an integer dtype, got {x.dtype}")
+    if x.shape != ():
+        raise ValueError(f"switch_case: branch_index must be a scalar (shape ()), got "
+                         f"shape {x.shape}")
+    if _loop_variant(x) or (state.stack and varies(x)):
+        return x  # loop-variant or traced: every branch runs, selected by vj.where
+    # a replayed vj.function re-checks only which branch the value picks
+    value_read(x, "internal", functools.partial(_clamped, n_fns))
+    return _clamped(n_fns, x._value)
+
+
+def switch_case(branch_index, branch_fns, default=None, name="switch_case"):
+    """The result of the branch that `branch_index` selects (TF's tf.switch_case).
+
+    `branch_fns` is a list of callables (the position is the key), a list of
+    (int, callable) pairs or a dict {int: callable}; the keys must be 0 to n - 1. An
+    index that matches no key runs `default`, or the branch with the largest key if
+    there is no default (TF's rule; negative indices included). `branch_index` is a
+    Python int or a scalar integer Tensor. Outside pfor (or inside with a
+    loop-invariant index) only the selected branch runs and its own return value is the
+    result, differentiable like any other ops.
+
+    Inside pfor / vectorized_map with a loop-variant index, every branch (and default)
+    runs for every iteration and each iteration's result is picked with vj.where, as
+    vj.cond does for a loop-variant predicate: the branches must then return the same
+    nest structure with matching dtypes and per-iteration shapes (scalars broadcast);
+    the output has the first branch's structure. What a branch computes for iterations
+    that do not select it is discarded from the values (NumPy warnings silenced), but
+    an infinite derivative there still makes the gradient NaN (see vj.cond).
+
+    >>> vj.switch_case(vj.constant(1), [lambda: 10.0, lambda: 20.0, lambda: 30.0])
+    20.0
+    >>> vj.switch_case(7, {0: lambda: 10.0, 1: lambda: 20.0}, default=lambda: -1.0)
+    -1.0
+    >>> i = vj.constant([2, 0, 5])
+    >>> vj.vectorized_map(lambda k: vj.switch_case(k, [lambda: k * 10, lambda: -k]), i).numpy()
+    array([-2,  0, -5])
+    """
+    fns, labels = _branches(branch_fns, default)
+    index = _branch_index(branch_index, len(fns))
+    if isinstance(index, int):
+        return fns[index]()
+    # every iteration runs every branch, including on the inputs a branch guards against
+    with np.errstate(all="ignore"):
+        outs = [fn() for fn in fns]
+    return _select_by_index(index, outs, labels)
+
+
+def _select_by_index(index, outs, labels):
+    for out, label in zip(outs[1:], labels[1:]):
+        _check_same_structure(outs[0], out, "output",
+                              f"switch_case: every branch must return the same structure, "
+                              f"{labels[0]} and {label} differ")
+    m = len(outs)
+    index = lib.where(lib.logical_or(lib.less(index, 0), lib.greater_equal(index, m)),
+                      m - 1, index)
+    selected = []
+    for path, leaves in zip(_leaf_paths(outs[0], "output"),
+                            zip(*[nest.flatten(out) for out in outs])):
+        if leaves[0] is None:  # None in every branch: _check_same_structure compared them
+            selected.append(None)
+            continue
+        like = next((v for v in leaves if isinstance(v, Tensor)), None)
+        ts = [_as_tensor(v, like, "switch_case", f"{label} {path}")
+              for v, label in zip(leaves, labels)]
+        for t, label in zip(ts[1:], labels[1:]):
+            if t.dtype != ts[0].dtype:
+                raise TypeError(f"switch_case: {path} has dtype {ts[0].dtype} in "
+                                f"{labels[0]} and {t.dtype} in {label}; every branch must "
+                                "return the same dtypes")
+        shapes = {t.shape for t in ts if t.shape != ()}
+        if len(shapes) > 1:
+            raise ValueError(f"switch_case: {path} has shapes "
+                             f"{', '.join(f'{t.shape} in {lb}' for t, lb in zip(ts, labels))};"
+                             " with a loop-variant branch_index every branch must return the "
+                             "same per-iteration shapes")
+        result = ts[-1]
+        for k in range(m - 2, -1, -1):
+            result = lib.where(lib.equal(index, k), ts[k], result)
+        selected.append(result)
+    return nest.pack_sequence_as(outs[0], selected)
 
 
 # -- while_loop --------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The rest of TF's tf.math: aliases of ops that live elsewhere (nn activations, SciPy's
 special functions under TF's names and argument orders), compositions (add_n, the *_no_nan
-family, lbeta, polyval, ...), integer/bool helpers (count_nonzero, bincount, top_k, ...),
-(the segment reductions are vecjac/ops/segment_ops.py).
+family, lbeta, polyval, ...), integer/bool helpers (count_nonzero, bincount, top_k,
+bucketize, ...), cross and approximate_equal (the segment reductions are
+vecjac/ops/segment_ops.py).
 
 One op block: CumulativeLogsumexp (a running logaddexp, stable where a shift by the
 maximum is not). Derivatives
@@ -11,6 +12,7 @@ raise LookupError, as vj.scipy.special does. Complex inputs: ComplexNotSupported
 import collections
 import functools
 import math
+import numbers
 
 import numpy as np
 
@@ -26,7 +28,7 @@ from . import nn_ops
 from .bessel_ops import BesselI0, BesselI0e, BesselI1, BesselI1e
 from .scipy_special_ops import (Betainc, Digamma, Erfcinv, Erfinv, Igamma, Igammac, Lgamma,
                                 Ndtri, Polygamma, Xlog1py, real_operands)
-from .sort_ops import ArgSort, take_along_axis
+from .sort_ops import ArgSort, searchsorted, take_along_axis
 from .unary_ops import Round, _real_unary
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "softplus", "softsign", "log_sigmoid",
@@ -36,7 +38,7 @@ __all__ = ["sigmoid", "softmax", "log_softmax", "softplus", "softsign", "log_sig
            "multiply_no_nan", "reciprocal_no_nan", "lbeta", "rint", "scalar_mul", "real",
            "imag", "conj", "angle", "cumulative_logsumexp", "polyval", "count_nonzero",
            "invert_permutation", "is_non_decreasing", "is_strictly_increasing",
-           "in_top_k", "top_k"]
+           "in_top_k", "top_k", "cross", "approximate_equal", "bucketize"]
 
 # -- aliases ---------------------------------------------------------------------------------
 sigmoid, softmax, log_softmax = nn_ops.sigmoid, nn_ops.softmax, nn_ops.log_softmax
@@ -346,6 +348,93 @@ def top_k(input, k=1, sorted=True, name=None):
     order = apply(ArgSort, x, axis=x.ndim - 1, descending=True, stable=True)
     idx = order[..., :k]
     return TopKV2(take_along_axis(x, idx, x.ndim - 1), lib.cast(idx, np.int32))
+
+
+# -- cross, approximate_equal, bucketize -----------------------------------------------------
+_NEXT = np.array([1, 2, 0])  # component k -> k + 1 (mod 3)
+
+
+def cross(a, b, name=None):
+    """The cross product of the 3-vectors on the last axis of a and b (TF's tf.linalg.cross,
+    also tf.math.cross): a and b of one shape (..., 3) and one real dtype; output the same.
+    Differentiable in both.
+
+    >>> vj.math.cross([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]).numpy()
+    array([0., 0., 1.])
+    """
+    fn = "cross"
+    at, bt = to_input(a, (a, b), fn, "a"), to_input(b, (a, b), fn, "b")
+    for arg, t in (("a", at), ("b", bt)):
+        if t.dtype.kind == "c":
+            raise ComplexNotSupported(fn, f"{arg} has complex dtype {t.dtype}")
+        if t.dtype.kind not in "iuf":
+            raise TypeError(f"{fn}: {arg} must be a real numeric tensor, got dtype {t.dtype}")
+    if at.dtype != bt.dtype:
+        raise TypeError(f"{fn}: a and b must have the same dtype, got {at.dtype} and "
+                        f"{bt.dtype}")
+    if at.shape != bt.shape:
+        raise ValueError(f"{fn}: a and b must have the same shape, got {at.shape} and "
+                         f"{bt.shape}")
+    if at.ndim == 0 or at.shape[-1] != 3:
+        raise ValueError(f"{fn}: a and b must have a last axis of size 3 (shape (..., 3)), "
+                         f"got shape {at.shape}")
+    # (a x b)_k = d_(k+1) for d_j = a_j b_(j+1) - a_(j+1) b_j: three gathers with constant
+    # indices (exact sparsity patterns, scatter gradients) instead of six slices and a stack
+    ax = at.ndim - 1
+    d = at * lib.gather(bt, _NEXT, axis=ax) - lib.gather(at, _NEXT, axis=ax) * bt
+    return lib.gather(d, _NEXT, axis=ax)
+
+
+def approximate_equal(x, y, tolerance=1e-05, name=None):
+    """abs(x - y) < tolerance, element-wise (TF's tf.math.approximate_equal): x and y of
+    one shape and dtype; a bool tensor of that shape. Not differentiable.
+
+    >>> vj.math.approximate_equal([1.0, 2.0], [1.000001, 2.1]).numpy()
+    array([ True, False])
+    """
+    fn = "approximate_equal"
+    xt, yt = to_input(x, (x, y), fn, "x"), to_input(y, (x, y), fn, "y")
+    for arg, t in (("x", xt), ("y", yt)):
+        if t.dtype.kind not in "iufc":
+            raise TypeError(f"{fn}: {arg} must be a numeric tensor, got dtype {t.dtype}")
+    if xt.dtype != yt.dtype:
+        raise TypeError(f"{fn}: x and y must have the same dtype, got {xt.dtype} and "
+                        f"{yt.dtype}")
+    if xt.shape != yt.shape:
+        raise ValueError(f"{fn}: x and y must have the same shape, got {xt.shape} and "
+                         f"{yt.shape}")
+    if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
+        raise TypeError(f"{fn}: tolerance must be a real number, got {tolerance!r}")
+    if xt.dtype.kind in "iu":  # in float64: no wrap-around of unsigned differences, and a
+        xt, yt = lib.cast(xt, np.float64), lib.cast(yt, np.float64)  # fractional tolerance
+    return lib.less(lib.abs(xt - yt), float(tolerance))
+
+
+def bucketize(input, boundaries, name=None):
+    """The index of the bucket of each entry of `input` (TF's tf.math.bucketize): the
+    number of boundaries <= the entry, so an entry equal to a boundary goes to the bucket
+    above it (np.digitize's convention; NaN goes past the last). `boundaries`: a sorted
+    (non-decreasing) list of numbers, compared in float64 (TF rounds them to float32).
+    Output: int32, input's shape. Not differentiable.
+
+    >>> vj.math.bucketize([-5.0, 10.0, 150.0, 5.0], [0.0, 10.0, 100.0]).numpy()
+    array([0, 2, 3, 1], dtype=int32)
+    """
+    fn = "bucketize"
+    x = _real(input, fn, "input")
+    if not isinstance(boundaries, (list, tuple)):
+        raise TypeError(f"{fn}: boundaries must be a list of floats, got "
+                        f"{type(boundaries).__name__}")
+    for k, v in enumerate(boundaries):
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{fn}: boundaries must be a list of floats, boundaries[{k}] "
+                            f"is {v!r}")
+    edges = np.array(boundaries, dtype=np.float64)
+    if not (edges[1:] >= edges[:-1]).all():  # NaN fails too: it has no place in an order
+        raise ValueError(f"{fn}: boundaries must be sorted (non-decreasing), got "
+                         f"{list(boundaries)}")
+    # side="right": after equal boundaries, so a boundary value starts the next bucket
+    return searchsorted(edges, x, side="right", out_type=np.int32)
 
 
 lib.publish(globals(), __all__)

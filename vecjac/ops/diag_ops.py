@@ -1,0 +1,158 @@
+"""Diagonals beyond the batched-matrix ones (TF's tf.linalg): tensor_diag and
+tensor_diag_part (a rank-k tensor as the diagonal of a rank-2k one, and back) and set_diag
+(a matrix with some of its diagonals replaced, k and align as TF).
+
+All are composites of reshape, MatrixDiag / MatrixDiagPart, gather with constant indices
+and where, so that tapes, forward mode, pfor and the sparsity tracer need no rule of their
+own. set_diag selects with where rather than computing x * (1 - mask) + new: an inf or
+NaN of the replaced entries must not leak into the result or its gradient.
+"""
+import numbers
+
+import numpy as np
+
+from .._context import value_read
+from .._tensor import Tensor
+from .._registry import lib
+from .._dispatch import apply, convert_to_tensor, to_input
+from .array_ops import reshape
+from .index_ops import gather
+from .linalg_ops import MatrixDiag, diag, diag_part
+
+__all__ = ["tensor_diag", "tensor_diag_part", "set_diag"]
+
+_ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
+
+
+def _numeric(x, fn, arg):
+    if x.dtype.kind not in "biufc":
+        raise TypeError(f"{fn}: {arg} must be numeric, got dtype {x.dtype}")
+    return x
+
+
+def tensor_diag(diagonal, name=None):
+    """The rank-2k tensor with `diagonal` (rank k >= 1, shape D) on its diagonal:
+    output[i..., i...] = diagonal[i...], 0 elsewhere; output shape D + D (TF's
+    tf.linalg.tensor_diag; for a vector, the diagonal matrix).
+
+    >>> vj.linalg.tensor_diag(vj.constant([1.0, 2.0])).numpy()
+    array([[1., 0.],
+           [0., 2.]])
+    >>> vj.linalg.tensor_diag(vj.ones([2, 3])).shape
+    (2, 3, 2, 3)
+    """
+    fn = "tensor_diag"
+    v = _numeric(to_input(diagonal, fn=fn, arg="diagonal"), fn, "diagonal")
+    if v.ndim < 1:
+        raise ValueError(f"{fn}: diagonal must have rank >= 1, got a scalar")
+    # the flat diagonal's matrix has the entries in the order of D + D's row-major layout
+    return reshape(diag(reshape(v, (v.size,))), v.shape + v.shape)
+
+
+def tensor_diag_part(input, name=None):
+    """The diagonal of a rank-2k tensor of shape D + D: output[i...] = input[i..., i...],
+    of shape D (TF's tf.linalg.tensor_diag_part; the inverse of tensor_diag).
+
+    >>> vj.linalg.tensor_diag_part(vj.constant([[1.0, 2.0], [3.0, 4.0]])).numpy()
+    array([1., 4.])
+    """
+    fn = "tensor_diag_part"
+    x = _numeric(to_input(input, fn=fn, arg="input"), fn, "input")
+    if x.ndim == 0 or x.ndim % 2:
+        raise ValueError(f"{fn}: input must have an even, non-zero rank (shape D + D), got "
+                         f"shape {x.shape}")
+    half = x.ndim // 2
+    if x.shape[:half] != x.shape[half:]:
+        raise ValueError(f"{fn}: input's first {half} dimensions {x.shape[:half]} must equal "
+                         f"its last {half} {x.shape[half:]} (shape {x.shape})")
+    n = int(np.prod(x.shape[:half], dtype=np.int64))
+    return reshape(diag_part(reshape(x, (n, n))), x.shape[:half])
+
+
+# -- set_diag ------------------------------------------------------------------------------
+def _diag_range(k, rows, cols, fn):
+    """(k0, k1) from an int or a pair of ints, checked against a rows x cols matrix."""
+    if getattr(k, "_pfor", None) is not None:
+        raise ValueError(f"{fn}: k cannot vary over a pfor loop")
+    if isinstance(k, Tensor):
+        value_read(k, "internal")
+        k = k._value
+    try:
+        arr = np.asarray(k)
+    except (TypeError, ValueError):
+        raise TypeError(f"{fn}: k must be an int or a pair of ints, got {k!r}") from None
+    if arr.dtype.kind not in "iu" or arr.ndim > 1 or arr.size not in (1, 2):
+        raise TypeError(f"{fn}: k must be an int or a pair of ints (k0, k1), got {k!r}")
+    k0, k1 = int(arr.reshape(-1)[0]), int(arr.reshape(-1)[-1])
+    if k0 > k1:
+        raise ValueError(f"{fn}: k = ({k0}, {k1}) must have k[0] <= k[1]")
+    for v in (k0, k1):
+        # TF's range; 0 stays valid for empty matrices
+        if v != 0 and not -rows < v < cols:
+            raise ValueError(f"{fn}: k = ({k0}, {k1}) must lie in ({-rows}, {cols}) for "
+                             f"matrices of {rows} x {cols}")
+    return k0, k1
+
+
+def _band_layout(rows, cols, k0, k1, align):
+    """(on_band, index, max_len): whether entry (m, n) is on a diagonal k0 <= n - m <= k1,
+    where it sits in the diagonal tensor flattened over its (num_diags, max_len) axes, as TF
+    lays the diagonals out (row k1 - d holds diagonal d, shorter ones padded left or right),
+    and the longest diagonal's length."""
+    m, n = np.arange(rows)[:, None], np.arange(cols)[None, :]
+    d = n - m
+    max_len = min(rows + min(k1, 0), cols + min(-k0, 0))
+    length = np.minimum(cols - np.maximum(d, 0), rows + np.minimum(d, 0))
+    right = ((align in ("RIGHT_LEFT", "RIGHT_RIGHT")) & (d >= 0)) | \
+            ((align in ("LEFT_RIGHT", "RIGHT_RIGHT")) & (d <= 0))
+    along = np.minimum(m, n) + np.where(right, max_len - length, 0)
+    on_band = (k0 <= d) & (d <= k1)
+    return on_band, np.where(on_band, (k1 - d) * max_len + along, 0), max_len
+
+
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):
+    """`input` (..., M, N) with diagonals k0..k1 of each matrix replaced (TF's
+    tf.linalg.set_diag). k: an int or a pair (k0, k1), d > 0 above the main diagonal.
+    One diagonal: `diagonal` is (..., L); a band: (..., k1 - k0 + 1, L), row i holding
+    diagonal k1 - i; L the longest diagonal of the band, shorter ones padded on the side
+    that `align` names (superdiagonals first, subdiagonals second: "RIGHT_LEFT" ...).
+    Output shape: input's.
+
+    >>> vj.linalg.set_diag(vj.zeros([2, 3]), vj.constant([1.0, 2.0])).numpy()
+    array([[1., 0., 0.],
+           [0., 2., 0.]])
+    """
+    fn = "set_diag"
+    x = _numeric(to_input(input, fn=fn, arg="input"), fn, "input")
+    if x.ndim < 2:
+        raise ValueError(f"{fn}: input must have rank >= 2, got shape {x.shape}")
+    # Python literals take input's dtype (as TF's would); tensors and arrays must match
+    if isinstance(diagonal, (list, tuple, numbers.Number)):
+        v = convert_to_tensor(diagonal, dtype=x.dtype, name=f"{fn}: diagonal")
+    else:
+        v = to_input(diagonal, (x,), fn, "diagonal")
+    if v.dtype != x.dtype:
+        raise TypeError(f"{fn}: diagonal dtype {v.dtype} differs from input dtype {x.dtype}")
+    if align not in _ALIGNS:
+        raise ValueError(f"{fn}: align must be one of {', '.join(_ALIGNS)}, got {align!r}")
+    rows, cols = x.shape[-2:]
+    k0, k1 = _diag_range(k, rows, cols, fn)
+    on_band, index, max_len = _band_layout(rows, cols, k0, k1, align)
+    num_diags = k1 - k0 + 1
+    expected = x.shape[:-2] + ((max_len,) if k0 == k1 else (num_diags, max_len))
+    if v.shape != expected:
+        shown = "" if k0 == k1 else f"{num_diags} diagonals of "
+        raise ValueError(f"{fn}: diagonal must have shape {expected} ({shown}length "
+                         f"{max_len} for k = ({k0}, {k1}) and input shape {x.shape}), got "
+                         f"{v.shape}")
+    if not on_band.any():  # empty matrices: nothing to replace
+        return x
+    if k0 == k1 == 0:  # the main diagonal: one MatrixDiag, no gather
+        new = apply(MatrixDiag, v, rows=rows, cols=cols)
+    else:
+        flat = reshape(v, x.shape[:-2] + (num_diags * max_len,))
+        new = gather(flat, index, axis=flat.ndim - 1)
+    return lib.where(Tensor(on_band), new, x)
+
+
+lib.publish(globals(), __all__)
