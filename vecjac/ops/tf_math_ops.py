@@ -354,6 +354,16 @@ def top_k(input, k=1, sorted=True, name=None):
 _NEXT = np.array([1, 2, 0])  # component k -> k + 1 (mod 3)
 
 
+def _same_dtype_and_shape(fn, name1, t1, name2, t2):
+    """TF's pairwise ops (cross, approximate_equal) neither promote nor broadcast."""
+    if t1.dtype != t2.dtype:
+        raise TypeError(f"{fn}: {name1} and {name2} must have the same dtype, got {t1.dtype} "
+                        f"and {t2.dtype}")
+    if t1.shape != t2.shape:
+        raise ValueError(f"{fn}: {name1} and {name2} must have the same shape, got "
+                         f"{t1.shape} and {t2.shape}")
+
+
 def cross(a, b, name=None):
     """The cross product of the 3-vectors on the last axis of a and b (TF's tf.linalg.cross,
     also tf.math.cross): a and b of one shape (..., 3) and one real dtype; output the same.
@@ -369,12 +379,7 @@ def cross(a, b, name=None):
             raise ComplexNotSupported(fn, f"{arg} has complex dtype {t.dtype}")
         if t.dtype.kind not in "iuf":
             raise TypeError(f"{fn}: {arg} must be a real numeric tensor, got dtype {t.dtype}")
-    if at.dtype != bt.dtype:
-        raise TypeError(f"{fn}: a and b must have the same dtype, got {at.dtype} and "
-                        f"{bt.dtype}")
-    if at.shape != bt.shape:
-        raise ValueError(f"{fn}: a and b must have the same shape, got {at.shape} and "
-                         f"{bt.shape}")
+    _same_dtype_and_shape(fn, "a", at, "b", bt)
     if at.ndim == 0 or at.shape[-1] != 3:
         raise ValueError(f"{fn}: a and b must have a last axis of size 3 (shape (..., 3)), "
                          f"got shape {at.shape}")
@@ -397,12 +402,7 @@ def approximate_equal(x, y, tolerance=1e-05, name=None):
     for arg, t in (("x", xt), ("y", yt)):
         if t.dtype.kind not in "iufc":
             raise TypeError(f"{fn}: {arg} must be a numeric tensor, got dtype {t.dtype}")
-    if xt.dtype != yt.dtype:
-        raise TypeError(f"{fn}: x and y must have the same dtype, got {xt.dtype} and "
-                        f"{yt.dtype}")
-    if xt.shape != yt.shape:
-        raise ValueError(f"{fn}: x and y must have the same shape, got {xt.shape} and "
-                         f"{yt.shape}")
+    _same_dtype_and_shape(fn, "x", xt, "y", yt)
     if isinstance(tolerance, bool) or not isinstance(tolerance, numbers.Real):
         raise TypeError(f"{fn}: tolerance must be a real number, got {tolerance!r}")
     if xt.dtype.kind in "iu":  # in float64: no wrap-around of unsigned differences, and a
