@@ -66,6 +66,8 @@ def check_argnums(argnums, what):
 
 def positions(argnums, nargs, what):
     """argnums as a tuple of non-negative positions, in range for `nargs` arguments."""
+    if type(argnums) is int and -nargs <= argnums < nargs:  # the common case, no loop
+        return (argnums % nargs,)
     many = isinstance(argnums, tuple)
     out = []
     for a in (argnums if many else (argnums,)):
@@ -129,8 +131,14 @@ def prepare(f, args, argpos, what, name=None):
     for k in argpos:
         def label(k=k):
             return arg_label(f, k) if name is None else f"{name}[{k}] ({arg_label(f, k)})"
-        leaves = [float_leaf(x, what, label) for x in nest.flatten(args[k])]
-        args[k] = nest.pack_sequence_as(args[k], leaves)
+        x = args[k]
+        if not nest.is_nested(x):  # one array: the common case, no nest walked
+            leaf = args[k] = float_leaf(x, what, label)
+            structures.append(leaf)
+            flat.append(leaf)
+            continue
+        leaves = [float_leaf(x, what, label) for x in nest.flatten(x)]
+        args[k] = nest.pack_sequence_as(x, leaves)
         structures.append(args[k])
         flat.extend(leaves)
     return args, flat, structures
@@ -138,6 +146,8 @@ def prepare(f, args, argpos, what, name=None):
 
 def pack(results, structures, many):
     """Flat per-leaf results back into the arguments' nests (a tuple when argnums is)."""
+    if not many and len(structures) == 1 and not nest.is_nested(structures[0]):
+        return results[0]  # one array argument: its one result
     out, pos = [], 0
     for s in structures:
         n = len(nest.flatten(s))
@@ -164,10 +174,12 @@ def output_tensor(y, what, scalar):
     if scalar and nest.is_nested(y):
         raise ValueError(f"{what}: f must return a scalar Tensor, got a {type(y).__name__}; "
                          "use vj.jacobian for nested or non-scalar outputs")
-    try:
-        y = convert_to_tensor(y, name=f"{what}: output of f")
-    except TypeError as e:
-        raise TypeError(f"{what}: f must return Tensors, got {type(y).__name__} ({e})") from None
+    if not isinstance(y, Tensor):
+        try:
+            y = convert_to_tensor(y, name=f"{what}: output of f")
+        except TypeError as e:
+            raise TypeError(f"{what}: f must return Tensors, got {type(y).__name__} ({e})") \
+                from None
     if scalar and y.shape != ():
         raise ValueError(f"{what}: f must return a scalar (shape ()), got shape {y.shape}; "
                          "reduce it (e.g. vj.reduce_sum) or use vj.jacobian")

@@ -176,8 +176,8 @@ class ForwardAccumulator(Transform):
             levels = hide(level)
         try:
             alone = not (st.tapes or st.observers or len(st.followers) > 1)
-            if alone and op.value_and_derivative is not None and \
-                    tensors[0].dtype.kind == "f" and tensors[0]._pfor is None:
+            if alone and op.derivative is not None and tensors[0]._pfor is None and \
+                    tensors[0].dtype.kind == "f":
                 return self._fused(op, tensors[0])
             outputs = self._primal(op, tensors, attrs, alone)
             if op.differentiable:
@@ -203,12 +203,24 @@ class ForwardAccumulator(Transform):
         return outputs
 
     def _fused(self, op, x):
-        """An elementwise op whose value and derivative come from one pass (sin and cos
-        by one sincos loop), when no other transform sees it: the output and its tangent
-        t * dy/dx (the op's self-adjoint rule, with the factor already computed)."""
-        value, factor = op.value_and_derivative(x._value)
-        y = Tensor(np.asarray(value))  # NumPy gives scalars for 0-d input
-        tangent = apply(lib.Mul, self._tangents[x._tid], Tensor(np.asarray(factor)))
+        """An elementwise op with a `derivative`, when no other transform sees the primal
+        (`alone`, x no loop value): its value and derivative in NumPy (in one pass for sin
+        and cos: value_and_derivative), and the tangent t * dy/dx, what its self-adjoint
+        rule computes, without the rule's dispatch."""
+        v = x._value
+        if op.value_and_derivative is not None:
+            value, factor = op.value_and_derivative(v)
+        else:
+            value = op.forward(v)
+            factor = op.derivative(v, value)
+        y = Tensor(value if type(value) is np.ndarray else np.asarray(value))
+        t = self._tangents[x._tid]
+        factor = Tensor(factor if type(factor) is np.ndarray else np.asarray(factor))
+        loop = t._pfor
+        # apply() would hand the product to the tangent's loop (jacfwd): nothing else can
+        # see it, this accumulator being hidden and alone
+        tangent = loop.process(lib.Mul, (t, factor), {}) if loop is not None else \
+            apply(lib.Mul, t, factor)
         tid = y._tid
         self._tangents[tid] = tangent
         self._ref_tids[weakref.ref(y, self._release)] = tid

@@ -87,9 +87,12 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
     def loop_fn(i):
         tangents, offset = [], 0
         for x, size in zip(flat, sizes):  # one-hot columns, by primitives (valid as built)
-            idx = i if offset == 0 else apply(lib.Sub, i, Tensor(np.asarray(offset)))
-            hot = apply(lib.OneHot, idx, depth=size, axis=0, on_value=1, off_value=0,
-                        dtype=x.dtype)
+            if offset == 0 and i._pfor is not None:  # i is the loop's own index
+                hot = i._pfor.index_one_hot(size, x.dtype)
+            else:
+                idx = i if offset == 0 else apply(lib.Sub, i, Tensor(np.asarray(offset)))
+                hot = apply(lib.OneHot, idx, depth=size, axis=0, on_value=1, off_value=0,
+                            dtype=x.dtype)
             tangents.append(hot if x.shape == (size,) else
                             apply(lib.Reshape, hot, shape=x.shape))
             offset += size
@@ -113,13 +116,18 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
                        progress="jacfwd" if progress else False)
     jacs = [pack(_split_columns(c, t.shape, flat, sizes), structures, many)
             for c, t in zip(columns, seen["ys"])]
-    return _per_output(seen["y"], jacs), seen["aux"]
+    y = seen["y"]
+    return (jacs[0] if len(jacs) == 1 and y is seen["ys"][0] else _per_output(y, jacs)), \
+        seen["aux"]
+
+
+_COLUMNS_LAST = {1: (1, 0), 2: (1, 2, 0)}
 
 
 def _split_columns(columns, out_shape, flat, sizes):
     """(n, *out) columns of J -> one (*out, *x.shape) Jacobian per input leaf x."""
     r = len(out_shape)
-    perm = tuple(range(1, r + 1)) + (0,)
+    perm = _COLUMNS_LAST.get(r) or tuple(range(1, r + 1)) + (0,)
     jacs, offset = [], 0
     for x, size in zip(flat, sizes):
         block = columns if len(flat) == 1 else columns[offset:offset + size]
@@ -179,12 +187,11 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
         common = (f, args, kwargs, flat, structures, many, has_aux, what,
                   parallel_iterations, progress)
         chosen = mode
-        key = tuple([(x.shape, x.dtype.str) for x in flat])
+        key = tuple([(x.shape, x.dtype) for x in flat])
+        n_in = sum([x._value.size for x in flat])
         if mode == "auto":
             chosen = choices.get(key)
             if chosen is None:
-                n_in = sum(x.size for x in flat)
-
                 def decide(ys):
                     sizes[key] = [t.size for t in ys]
                     choices[key] = "fwd" if n_in < sum(sizes[key]) else "rev"
@@ -194,8 +201,7 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
                     return _result(done, has_aux)
                 chosen = "fwd"
         if chosen == "fwd":
-            if key not in sizes and parallel_iterations is None and \
-                    sum(x.size for x in flat) >= _PROBE_COLUMNS:
+            if n_in >= _PROBE_COLUMNS and parallel_iterations is None and key not in sizes:
                 sizes[key] = _output_sizes(f, args, kwargs, has_aux, what)
             result = _forward(*common, out_sizes=sizes.get(key))
         else:

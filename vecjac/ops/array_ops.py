@@ -141,7 +141,7 @@ class Transpose(Op):
     samples += (Sample("transpose", Arg.float("m", "n", 2), perm=(1, 2, 0), dim_range=(0, 3)),)
 
     def forward(self, x, perm):
-        return np.transpose(x, perm)
+        return x.transpose(perm)  # the method: np.transpose's wrapper costs a microsecond
 
     def gradient(self, e, g):
         return transpose(g, tuple(np.argsort(e.attrs["perm"]).tolist()))

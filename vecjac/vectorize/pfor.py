@@ -20,12 +20,12 @@ import numpy as np
 
 from .. import nest
 from .._context import Transform, hide, state, unhide
-from .._dispatch import convert_to_tensor, own_output, record
+from .._dispatch import apply, convert_to_tensor, own_output, record
 from .._registry import lib
 from .._progress import chunk_progress
 from .._tensor import BorrowedTensor, Tensor
 from .stacked import StackedTensor, Unstacked
-from .structured import LazyStacked, OneHotStacked, is_structured
+from .structured import LazyStacked, OneHotStacked, is_structured, seed_rows, worth_structuring
 from .converters import broadcasting, elementwise
 from .fallback import while_loop_fallback
 
@@ -236,6 +236,17 @@ class PFor(Transform):
             self.active = False
             self._pop()
 
+    def index_one_hot(self, depth, dtype):
+        """one_hot(index, depth, axis=0) of this loop's index: a jacfwd's seeds. Dense
+        seeds are the shared identity rows, wrapped directly: OneHot has no derivative
+        and its rule for the loop index calls no op, so no transform could see more
+        through apply(). Structured seeds (large) go through apply (OneHot's converter)."""
+        if not worth_structuring(self.iters, depth):
+            return StackedTensor(Tensor(seed_rows(self.iters, depth, self.offset,
+                                                  np.dtype(dtype))), self)
+        return apply(lib.OneHot, self.index, depth=depth, axis=0, on_value=1, off_value=0,
+                     dtype=dtype)
+
     def stacked_view(self, plain):
         """The loop-variant value whose iteration k is plain[k]."""
         return StackedTensor(plain, self)
@@ -332,6 +343,10 @@ def _finish(out, loop, what="pfor"):
             raise ValueError("pfor: loop_fn returned a value of an inner loop that has "
                              "finished")
         return ConvertContext(loop, ()).stack(x)
+    if type(out) is list and not any([nest.is_nested(x) for x in out]):
+        # a flat list (of this loop's values, usually): the common case, no nest walked
+        return [x._plain if isinstance(x, Tensor) and x._pfor is loop else one(x)
+                for x in out]
     return [one(x) for x in nest.flatten(out)]
 
 
@@ -366,18 +381,22 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
     if not callable(loop_fn):
         raise TypeError(f"pfor: loop_fn must be callable, got {type(loop_fn).__name__}")
     iters = _check_iters(iters, "pfor")
-    _check_flag(fallback_to_while_loop, "pfor", "fallback_to_while_loop")
-    _check_flag(warn, "pfor", "warn")
-    p = _check_parallel_iterations(parallel_iterations, "pfor")
+    if fallback_to_while_loop is not True:  # (the defaults skip the checks: jacfwd's path)
+        _check_flag(fallback_to_while_loop, "pfor", "fallback_to_while_loop")
+    if warn is not False:
+        _check_flag(warn, "pfor", "warn")
+    p = None if parallel_iterations is None else \
+        _check_parallel_iterations(parallel_iterations, "pfor")
     if p == 1:  # as TF
         raise ValueError("pfor: parallel_iterations=1 runs one iteration at a time; use "
                          "vj.vectorize.for_loop for a sequential loop")
+    if p is None or p >= iters:
+        out, flat = _run_chunk(loop_fn, iters, 0, fallback_to_while_loop, warn)
+        return flat if type(out) is list and len(out) == len(flat) and \
+            not any([nest.is_nested(x) for x in out]) else nest.pack_sequence_as(out, flat)
 
     def run(n, start):
         return _run_chunk(loop_fn, n, start, fallback_to_while_loop, warn)
-    if p is None or p >= iters:
-        out, flat = run(iters, 0)
-        return nest.pack_sequence_as(out, flat)
     with chunk_progress(progress, iters, "pfor") as bar:
         return _chunked(run, iters, p, bar)
 
