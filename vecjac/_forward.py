@@ -24,8 +24,9 @@ import numpy as np
 
 from . import nest
 from ._context import Transform, hide, implicit, state, unhide, unobserved
-from ._dispatch import apply, convert_to_tensor, own_output, record
+from ._dispatch import _innermost_loop, apply, convert_to_tensor, own_output, record
 from ._errors import value_left
+from ._jvp_rules import multilinear
 from ._registry import Entry, lib
 from ._tape import GradientTape
 from ._tensor import BorrowedTensor, Tensor
@@ -182,7 +183,7 @@ class ForwardAccumulator(Transform):
             outputs = self._primal(op, tensors, attrs, alone)
             if op.differentiable:
                 if type(outputs) is not tuple:
-                    self._push_tangent(op, tensors, outputs, attrs)
+                    self._push_tangent(op, tensors, outputs, attrs, alone)
                     outs = (outputs,)
                 else:
                     outs = outputs
@@ -247,7 +248,7 @@ class ForwardAccumulator(Transform):
             return Tensor(own_output(out, tensors) if borrowed else out)
         return tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
 
-    def _push_tangent(self, op, tensors, o, attrs):
+    def _push_tangent(self, op, tensors, o, attrs, alone=False):
         """The tangent of an op's one output `o` (most ops: no loop over outputs)."""
         if o.dtype.kind == "c":
             _no_complex(op, o)
@@ -255,10 +256,13 @@ class ForwardAccumulator(Transform):
         tangents = []
         for t in tensors:
             tangents.append(table.get(t._tid))
-        entry = Entry(op, tensors, (o,), attrs)
-        rule = op.jvp
-        dt = rule(entry, *tangents) if rule is not None else \
-            derived_jvp(entry, tangents, True)
+        dt = _one_term(op, tensors, tangents, attrs) if alone and \
+            type(op).jvp is multilinear else None
+        if dt is None:
+            entry = Entry(op, tensors, (o,), attrs)
+            rule = op.jvp
+            dt = rule(entry, *tangents) if rule is not None else \
+                derived_jvp(entry, tangents, True)
         if dt is None or o.dtype.kind != "f":
             return
         if dt.shape != o.shape or dt.dtype != o.dtype:
@@ -291,6 +295,27 @@ class ForwardAccumulator(Transform):
 
     def _release(self, ref):
         self._tangents.pop(self._ref_tids.pop(ref, None), None)
+
+
+def _one_term(op, tensors, tangents, attrs):
+    """The multilinear rule (matmul, matvec, einsum) when one input has a tangent: the
+    op with that input replaced by its tangent, handed to the innermost loop among the
+    arguments as apply() would hand it (jacfwd: a matrix times stacked tangents), when
+    the accumulator is alone and hidden, so that nothing else could see the op. None
+    when several inputs have tangents (the rule's product terms)."""
+    k = -1
+    for j, t in enumerate(tangents):
+        if t is not None:
+            if k >= 0:
+                return None
+            k = j
+    if k < 0:
+        return None
+    args = list(tensors)
+    args[k] = tangents[k]
+    owner = _innermost_loop(args)
+    return owner.process(op, tuple(args), attrs) if owner is not None else \
+        apply(op, *args, **attrs)
 
 
 def _no_complex(op, o):
