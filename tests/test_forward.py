@@ -4,6 +4,7 @@ jacobian(mode) / hessian / hvp, and how forward mode composes with tapes and pfo
 Every op's JVP is checked by the registry tests (tests/test_registry.py); this file holds
 what samples cannot express: the accumulator's rules, composition, errors, structure.
 """
+import contextlib
 import gc
 import warnings
 
@@ -375,3 +376,40 @@ def test_hvp_vectorizes_and_nests_under_a_tape():
 def test_check_grads_in_forward_mode_composes_to_third_order():
     check_grads(lambda x, y: vj.linalg.det(x) * vj.tanh(y), [np.eye(2) + 0.3, np.array(0.4)],
                 order=3, modes=("fwd",))
+
+
+@pytest.mark.parametrize("fn, value, slope", [
+    (vj.tanh, np.tanh, lambda x: 1 - np.tanh(x) ** 2),
+    (vj.sigmoid, lambda x: 1 / (1 + np.exp(-x)), lambda x: np.exp(-x) / (1 + np.exp(-x)) ** 2),
+    (vj.sqrt, np.sqrt, lambda x: 0.5 / np.sqrt(x)),
+    (vj.sin, np.sin, np.cos)])
+def test_fast_paths_give_the_tangents_of_the_rules(fn, value, slope):
+    # alone (no tape, observer or other follower), ops with a derivative and matvecs with
+    # one varying input skip their rule's dispatch: the tangents must be the rule's bits
+    # (a recording tape outside makes every op take its rule), in the input's dtype
+    a = RNG.standard_normal((4, 3))
+    for dtype in (np.float32, np.float64):
+        for shape in ((), (5,), (3, 4)):
+            x = (np.abs(RNG.standard_normal(shape)) + 0.5).astype(dtype)
+            t = RNG.standard_normal(shape).astype(dtype)
+            got = []
+            for taped in (False, True):
+                with vj.GradientTape() if taped else contextlib.nullcontext():
+                    primal = vj.constant(x)
+                    with ForwardAccumulator(primal, vj.constant(t)) as acc:
+                        y = fn(primal)
+                    got.append(acc.jvp(y).numpy())
+            assert got[0].dtype == dtype
+            np.testing.assert_array_equal(got[0], got[1])
+            tol = 1e-5 if dtype == np.float32 else 1e-13
+            np.testing.assert_allclose(got[0], slope(x.astype(float)) * t, rtol=tol, atol=tol)
+        v = (np.abs(RNG.standard_normal(3)) + 0.5).astype(dtype)
+        f = vj.jacfwd(lambda v: fn(vj.constant(a.astype(dtype)) @ fn(v)))
+        with vj.GradientTape():
+            ruled = f(v).numpy()
+        fast = f(v).numpy()
+        assert fast.dtype == dtype
+        np.testing.assert_array_equal(fast, ruled)
+        u = a @ value(v.astype(float))
+        np.testing.assert_allclose(fast, slope(u)[:, None] * a * slope(v.astype(float)),
+                                   rtol=1e-5 if dtype == np.float32 else 1e-13)

@@ -177,8 +177,8 @@ class ForwardAccumulator(Transform):
             levels = hide(level)
         try:
             alone = not (st.tapes or st.observers or len(st.followers) > 1)
-            if alone and op.derivative is not None and tensors[0]._pfor is None and \
-                    tensors[0].dtype.kind == "f":
+            if alone and op.derivative is not None and not attrs and \
+                    tensors[0]._pfor is None and tensors[0].dtype.kind == "f":
                 return self._fused(op, tensors[0])
             outputs = self._primal(op, tensors, attrs, alone)
             if op.differentiable:
