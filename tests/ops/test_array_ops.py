@@ -214,3 +214,31 @@ def test_loop_variant_shape_arguments_are_rejected():
         vj.vectorize.pfor(loop_fn, 3)
     with pytest.raises(ValueError, match="pad: paddings cannot vary"):
         vj.vectorize.pfor(lambda i: vj.pad(x, vj.reshape(vj.stack([i, i, i, i]), (2, 2))), 3)
+
+
+# -- roll by a loop-variant shift ----------------------------------------------------------
+def test_roll_by_a_loop_variant_shift_vectorizes_and_differentiates():
+    # pfor has no int for a shift computed from the loop index: the roll becomes a gather
+    # at (arange(n) - shift) mod n, vectorized; values are np.roll's for each iteration
+    x = rand(5, 4, 6)
+    cases = ((lambda i: i, lambda k: k, 0),
+             (lambda i: [i - 7, -1, i], lambda k: [k - 7, -1, k], [1, 2, 2]),
+             (lambda i: vj.stack([i, 2 * i]), lambda k: [k, 2 * k], [0, -1]))
+    for shift, np_shift, axis in cases:
+        got = vj.vectorize.pfor(lambda i: vj.roll(vj.constant(x), shift(i), axis), 5,
+                                fallback_to_while_loop=False).numpy()
+        for k in range(5):
+            np.testing.assert_array_equal(got[k], np.roll(x, np_shift(k), axis))
+    # the gradient of a loop-variant roll is the opposite roll of the cotangent
+    xt = vj.constant(x)
+    with vj.GradientTape() as tape:
+        tape.watch(xt)
+        w = vj.constant(rand(5, 5, 4, 6))
+        y = vj.vectorize.pfor(lambda i: vj.roll(xt, [i, 1], [0, 2]), 5)
+        loss = vj.reduce_sum(y * w)
+    want = sum(np.roll(w.numpy()[k], [-k, -1], [0, 2]) for k in range(5))
+    np.testing.assert_allclose(tape.gradient(loss, xt).numpy(), want, rtol=1e-13)
+    with pytest.raises(TypeError, match="roll: shift"):
+        vj.vectorize.pfor(lambda i: vj.roll(vj.constant(x), vj.cast(i, vj.float64), 0), 2)
+    with pytest.raises(ValueError, match="same length"):
+        vj.vectorize.pfor(lambda i: vj.roll(vj.constant(x), [i, i], 0), 2)

@@ -430,9 +430,6 @@ def test_ensure_shape():
     check_loop_fn(lambda i: vj.ensure_shape(vj.gather(x, i), [6, 7]), 3)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="vj.roll converts a shift list holding a loop-variant value to "
-                          "NumPy inside pfor (TF packs and vectorizes it)")
 def test_loop_variant_roll_shift():
     x = uniform([3, 5, 6, 7])
 
@@ -442,9 +439,6 @@ def test_loop_variant_roll_shift():
     check_loop_fn(loop_fn, 3)
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="vj.roll has no converter for a loop-variant shift ('shift cannot "
-                          "vary over a pfor loop'), even with the while-loop fallback")
 def test_loop_variant_roll_scalar_shift():
     x = uniform([5, 5, 6])
     check_loop_fn(lambda i: vj.roll(vj.gather(x, i), i, axis=0), 5)

@@ -248,12 +248,16 @@ def reverse(tensor, axis, name=None):
 def roll(input, shift, axis, name=None):
     """Elements shifted along axes, those pushed past the end coming back at the start
     (TF's tf.roll; np.roll with an axis). `shift` and `axis` are ints or equal-length
-    lists of ints (shifts of a repeated axis add up). Output shape: input's.
+    lists of ints (shifts of a repeated axis add up); inside pfor / vectorized_map the
+    shift may vary with the loop (an int Tensor, or a list holding some). Output shape:
+    input's.
 
     >>> vj.roll(vj.constant([1.0, 2.0, 3.0]), 1, 0).numpy()
     array([3., 1., 2.])
     """
     x = to_input(input, fn="roll", arg="input")
+    if _loop_variant(shift):
+        return _roll_varying(x, shift, axis)
     shifts = _int_list(shift, "roll", "shift")
     axes = _int_list(axis, "roll", "axis")
     if len(shifts) != len(axes):
@@ -270,6 +274,41 @@ def roll(input, shift, axis, name=None):
             head = (builtins.slice(None),) * a
             x = lib.concat([getitem(x, head + (builtins.slice(n - s, None),)),
                             getitem(x, head + (builtins.slice(0, n - s),))], axis=a)
+    return x
+
+
+def _loop_variant(shift):
+    """Whether `shift` (an int, a Tensor or a list of them) holds a value varying over a
+    pfor loop (`[i - 2, -1, i]` in loop_fn(i)): it has no single int value."""
+    items = shift if isinstance(shift, (list, tuple)) else (shift,)
+    return any(isinstance(s, Tensor) and s._pfor is not None for s in items)
+
+
+def _roll_varying(x, shift, axis):
+    """roll by a loop-variant shift (TF packs the shifts and vectorizes the roll): per
+    axis a gather at (arange(n) - s) mod n, which pfor vectorizes (a batched gather),
+    where the constant-shift roll's two slices would need the shift as an int."""
+    axes = _int_list(axis, "roll", "axis")
+    if isinstance(shift, Tensor):
+        s = shift
+    else:
+        s = lib.stack([to_input(v, fn="roll", arg="shift") for v in shift])
+    if s.dtype.kind not in "iu":
+        raise TypeError(f"roll: shift must hold integers, got dtype {s.dtype}")
+    s = reshape(lib.cast(s, np.int64), (-1,))
+    if s.shape[0] != len(axes):
+        raise ValueError(f"roll: shift and axis must have the same length, got "
+                         f"{s.shape[0]} shifts and {len(axes)} axes")
+    total = {}  # shifts of a repeated axis add up
+    for k, a in enumerate(axes):
+        a = normalize_axis(a, x.ndim, "roll", "axis")
+        sk = gather(s, k)
+        total[a] = lib.add(total[a], sk) if a in total else sk
+    for a, sk in total.items():
+        n = x.shape[a]
+        if n:
+            positions = lib.subtract(Tensor(np.arange(n, dtype=np.int64)), sk)
+            x = gather(x, lib.floormod(positions, np.int64(n)), axis=a)
     return x
 
 
