@@ -71,8 +71,13 @@ def as_shape(shape, fn, arg="shape", allow_unknown=False):
     """A tuple of ints from a list/tuple/array/Tensor; -1 allowed once if allow_unknown."""
     if type(shape) is tuple and all(type(d) is int and d >= 0 for d in shape):
         return shape  # the common case (shapes computed from other shapes): no NumPy
-    if hasattr(shape, "_value") and getattr(shape, "_pfor", None) is not None:
-        raise ValueError(f"{fn}: {arg} cannot vary over a pfor loop")
+    if hasattr(shape, "_value") and getattr(shape, "_pfor", None) is not None or \
+            isinstance(shape, (list, tuple)) and any(
+                getattr(d, "_pfor", None) is not None for d in shape):
+        # an output shape that differs per iteration cannot be stacked (TF: "expected
+        # to be loop invariant"), whether the whole shape or one entry varies
+        raise ValueError(f"{fn}: {arg} cannot vary over a pfor loop (it must be loop "
+                         "invariant: the output shape would differ per iteration)")
     try:
         arr = np.asarray(shape)
     except Exception:

@@ -72,6 +72,12 @@ def test_loop_variant_shapes_are_rejected():
         vj.vectorize.pfor(lambda i: vj.zeros([i]), 2)
     with pytest.raises(ValueError, match="ones: shape cannot vary over a pfor loop"):
         vj.vectorize.pfor(lambda i: vj.ones(vj.stack([i])), 2)
+    # one loop-variant entry in a list of ints (TF: "expected to be loop invariant")
+    x = vj.constant(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="tile: multiples cannot vary over a pfor loop"):
+        vj.vectorize.pfor(lambda i: vj.tile(x, [i, 1]), 2, fallback_to_while_loop=False)
+    with pytest.raises(ValueError, match="broadcast_to: shape cannot vary over a pfor loop"):
+        vj.vectorize.pfor(lambda i: vj.broadcast_to(x, [i + 1, 2, 3]), 2)
 
 
 # -- eye ---------------------------------------------------------------------------------

@@ -1600,10 +1600,6 @@ def test_tile():
     check_loop_fn(lambda i: vj.tile(vj.gather(x, i), [2, 1]), 3)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="loop-variant tile multiples raise TypeError ('multiples must be a "
-                          "list of ints'); TF raises ValueError ('expected to be loop "
-                          "invariant')")
 def test_tile_loop_dependent():
     x = uniform([3, 2, 3])
 
