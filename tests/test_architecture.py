@@ -171,6 +171,7 @@ lstsq matmul matrix_transpose matvec norm pinv qr slogdet solve svd trace triang
 
 PUBLIC_MATH = """
 approximate_equal bucketize cross
+sparse_segment_mean sparse_segment_sqrt_n sparse_segment_sum
 abs accumulate_n acos acosh add add_n angle argmax argmin asin asinh atan atan2 atanh
 bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc bincount cast ceil clip_by_norm
 clip_by_value conj cos cosh count_nonzero cumprod cumsum cumulative_logsumexp digamma
@@ -191,6 +192,7 @@ unsorted_segment_sqrt_n unsorted_segment_sum where xdivy xlog1py xlogy
 
 PUBLIC_NN = """
 depth_to_space space_to_batch space_to_depth
+depthwise_conv2d fused_batch_norm sparse_softmax_cross_entropy_with_logits
 avg_pool avg_pool1d avg_pool2d avg_pool3d conv1d conv2d conv3d convolution max_pool
 max_pool1d max_pool2d max_pool3d
 batch_normalization bias_add elu gelu leaky_relu log_softmax moments relu relu6 selu sigmoid

@@ -432,6 +432,42 @@ SPECS.update({
        for n in ("sum", "mean", "max", "min", "prod")},
 })
 
+# sparse_softmax_cross_entropy_with_logits (vecjac/ops/sparse_xent_ops.py) and the sparse
+# segment reductions (vecjac/ops/sparse_segment_ops.py)
+SPECS.update({
+    "sparse_softmax_cross_entropy_with_logits": dict(
+        args=dict(labels=lambda: np.array([0, 2]), logits=lambda: F(2, 3)),
+        roles=dict(labels="class_ids")),
+    **{f"sparse_segment_{n}": dict(args=dict(data=lambda: F(3, 2),
+                                             indices=lambda: np.array([0, 2]),
+                                             segment_ids=SEG_IDS, num_segments=None),
+                                   roles=dict(data="float", indices="indices",
+                                              segment_ids="indices",
+                                              num_segments="size_or_none"))
+       for n in ("sum", "mean", "sqrt_n")},
+})
+
+# vj.nn.depthwise_conv2d / fused_batch_norm (vecjac/ops/nn_layer_ops.py). fused_batch_norm
+# is fuzzed in inference, where mean and variance are required and checked (in training
+# with exponential_avg_factor 1 they are ignored, as TF's kernel ignores them)
+SPECS.update({
+    "depthwise_conv2d": dict(args=dict(input=lambda: F(1, 5, 5, 2),
+                                       filter=lambda: F(2, 2, 2, 3),
+                                       strides=[1, 1, 1, 1], padding="SAME", data_format=None,
+                                       dilations=None),
+                             roles=dict(filter="float", strides="conv_strides",
+                                        padding="conv_padding", data_format="data_format",
+                                        dilations="conv_strides_or_none")),
+    "fused_batch_norm": dict(args=dict(x=lambda: F(2, 2, 2, 3), scale=lambda: F(3),
+                                       offset=lambda: F(3), mean=lambda: F(3),
+                                       variance=lambda: F(3), epsilon=0.001,
+                                       data_format="NHWC", is_training=False,
+                                       exponential_avg_factor=1.0),
+                             roles=dict(scale="float", offset="float", mean="float",
+                                        variance="float", data_format="data_format",
+                                        is_training="bool", exponential_avg_factor="scalar")),
+})
+
 # tensor_diag / set_diag (vecjac/ops/diag_ops.py) and the space / batch / depth moves
 # (vecjac/ops/space_ops.py)
 SPECS.update({

@@ -6,6 +6,7 @@ from .ops.math_ops import *  # noqa: F401,F403
 from .ops.norm_ops import *  # noqa: F401,F403
 from .ops.reduce_ops import *  # noqa: F401,F403
 from .ops.segment_ops import *  # noqa: F401,F403
+from .ops.sparse_segment_ops import *  # noqa: F401,F403
 from .ops.special_ops import *  # noqa: F401,F403
 from .ops.tf_math_ops import *  # noqa: F401,F403
 from .ops.unary_ops import *  # noqa: F401,F403

@@ -62,7 +62,8 @@ Not ported:
   mode); its loop is test_invariant_while.
 - MathTest.test_binary_cwise_ops' igamma_grad_a and test_sparse_segment_grad (2): TF's
   gradient kernels; vecjac's derivative of igamma in `a` is not implemented by design
-  (LookupError, README) and it has no sparse-segment ops.
+  (LookupError, README), and its sparse segment ops are differentiated through the ops
+  they are made of (no SparseSegment*Grad kernel to call).
 - CompositeTensorTest.test_composite_is_converted_to_batched_tensor and
   test_vectorized_map_of_ragged_tensors: TF's BatchableTypeSpec broadcasting and
   RaggedTensor; the other two composite tests use a dataclass nest.
@@ -371,7 +372,6 @@ def test_conv2d_backprop_filter():
     check_loop_fn(loop_fn, 3)
 
 
-@missing("vj.nn.depthwise_conv2d")
 def test_depthwise_conv2d_native():
     x = uniform([3, 2, 12, 12, 3])
     filt = uniform([3, 3, 3, 3, 2])
@@ -384,7 +384,6 @@ def test_depthwise_conv2d_native():
     check_loop_fn(loop_fn, 3)
 
 
-@missing("vj.nn.depthwise_conv2d")
 def test_depthwise_conv2d_native_backprop_input():
     x_shape = [2, 12, 12, 3]
     filt = uniform([3, 3, 3, 3, 2])
@@ -402,7 +401,6 @@ def test_depthwise_conv2d_native_backprop_input():
     check_loop_fn(loop_fn, 3)
 
 
-@missing("vj.nn.depthwise_conv2d")
 def test_depthwise_conv2d_native_backprop_filter():
     x = uniform([3, 2, 12, 12, 3])
     filter_sizes = [3, 3, 3, 2]
@@ -489,7 +487,6 @@ def test_max_pool3d():
     check_loop_fn(loop_fn, 3)
 
 
-@missing("vj.nn.fused_batch_norm")
 @pytest.mark.parametrize("is_training", [True, False])
 def test_fused_batch_norm(is_training):
     with vj.GradientTape(persistent=True) as g:
@@ -548,7 +545,6 @@ def test_softmax_cross_entropy_with_logits():
     check_loop_fn(loop_fn, 3)
 
 
-@missing("vj.nn.sparse_softmax_cross_entropy_with_logits")
 def test_sparse_softmax_cross_entropy_with_logits():
     logits = uniform([3, 2, 4])
     labels = int_uniform([3, 2], 4)
@@ -1288,7 +1284,6 @@ def test_unsorted_segment_reduction(reduction_op, segment_ids_dtype, num_segment
     check_loop_fn(loop_fn, 3)
 
 
-@missing("vj.math.sparse_segment_sum / sparse_segment_mean / sparse_segment_sqrt_n")
 @pytest.mark.parametrize("op_name", ["sparse_segment_sum", "sparse_segment_mean",
                                      "sparse_segment_sqrt_n"])
 @pytest.mark.parametrize("with_num_segments", BOOLS)
