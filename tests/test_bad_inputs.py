@@ -974,6 +974,27 @@ def _logsumexp_oracle(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 ORACLES["vj.scipy.special.logsumexp"] = _logsumexp_oracle
 
+# diag / diag_part with TF's k, num_rows, num_cols, padding_value, align (vecjac/ops/
+# diag_band_ops.py) and the colour adjustments of vj.image (vecjac/ops/image_ops.py)
+SPECS.update({
+    "diag": dict(args=dict(diagonal=lambda: F(3)),
+                 roles=dict(k="int", num_rows="int", num_cols="int", padding_value="scalar",
+                            align="align")),
+    "diag_part": dict(args=dict(input=lambda: SPD.copy()),
+                      roles=dict(k="int", padding_value="scalar", align="align")),
+    "adjust_hue": dict(args=dict(image=lambda: F(1, 2, 3), delta=0.2),
+                       roles=dict(image="float", delta="scalar")),
+    "adjust_saturation": dict(args=dict(image=lambda: F(1, 2, 3), saturation_factor=0.5),
+                              roles=dict(image="float", saturation_factor="scalar")),
+    "rgb_to_hsv": dict(args=dict(images=lambda: F(2, 3))),
+    "hsv_to_rgb": dict(args=dict(images=lambda: F(2, 3))),
+})
+SPECS["set_diag"]["roles"]["align"] = "align"
+ROLE_BAD["align"] = [("unknown", "RIGHT", True), ("lower case", "right_left", True),
+                     ("int", 1, True), ("None", None, True), ("dict", {}, True)]
+ORACLES["diag_part"] = lambda input, k=0, **kw: np.diagonal(np.asarray(input), offset=k,
+                                                            axis1=-2, axis2=-1)
+
 
 def _oracle(qualname, args):
     short = qualname.rsplit(".", 1)[-1]

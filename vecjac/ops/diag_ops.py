@@ -4,24 +4,23 @@ tensor_diag_part (a rank-k tensor as the diagonal of a rank-2k one, and back) an
 
 All are composites of reshape, MatrixDiag / MatrixDiagPart, gather with constant indices
 and where, so that tapes, forward mode, pfor and the sparsity tracer need no rule of their
-own. set_diag selects with where rather than computing x * (1 - mask) + new: an inf or
-NaN of the replaced entries must not leak into the result or its gradient.
+own; set_diag shares the band layout (k, align) of diag and diag_part (diag_band_ops).
+set_diag selects with where rather than computing x * (1 - mask) + new: an inf or NaN of
+the replaced entries must not leak into the result or its gradient.
 """
 import numbers
 
 import numpy as np
 
-from .._context import value_read
 from .._tensor import Tensor
 from .._registry import lib
 from .._dispatch import apply, convert_to_tensor, to_input
 from .array_ops import reshape
+from .diag_band_ops import band_layout, check_align, check_range, diag_range
 from .index_ops import gather
 from .linalg_ops import MatrixDiag, diag, diag_part
 
 __all__ = ["tensor_diag", "tensor_diag_part", "set_diag"]
-
-_ALIGNS = ("RIGHT_LEFT", "LEFT_RIGHT", "LEFT_LEFT", "RIGHT_RIGHT")
 
 
 def _numeric(x, fn, arg):
@@ -70,46 +69,6 @@ def tensor_diag_part(input, name=None):
 
 
 # -- set_diag ------------------------------------------------------------------------------
-def _diag_range(k, rows, cols, fn):
-    """(k0, k1) from an int or a pair of ints, checked against a rows x cols matrix."""
-    if getattr(k, "_pfor", None) is not None:
-        raise ValueError(f"{fn}: k cannot vary over a pfor loop")
-    if isinstance(k, Tensor):
-        value_read(k, "internal")
-        k = k._value
-    try:
-        arr = np.asarray(k)
-    except (TypeError, ValueError):
-        raise TypeError(f"{fn}: k must be an int or a pair of ints, got {k!r}") from None
-    if arr.dtype.kind not in "iu" or arr.ndim > 1 or arr.size not in (1, 2):
-        raise TypeError(f"{fn}: k must be an int or a pair of ints (k0, k1), got {k!r}")
-    k0, k1 = int(arr.reshape(-1)[0]), int(arr.reshape(-1)[-1])
-    if k0 > k1:
-        raise ValueError(f"{fn}: k = ({k0}, {k1}) must have k[0] <= k[1]")
-    for v in (k0, k1):
-        # TF's range; 0 stays valid for empty matrices
-        if v != 0 and not -rows < v < cols:
-            raise ValueError(f"{fn}: k = ({k0}, {k1}) must lie in ({-rows}, {cols}) for "
-                             f"matrices of {rows} x {cols}")
-    return k0, k1
-
-
-def _band_layout(rows, cols, k0, k1, align):
-    """(on_band, index, max_len): whether entry (m, n) is on a diagonal k0 <= n - m <= k1,
-    where it sits in the diagonal tensor flattened over its (num_diags, max_len) axes, as TF
-    lays the diagonals out (row k1 - d holds diagonal d, shorter ones padded left or right),
-    and the longest diagonal's length."""
-    m, n = np.arange(rows)[:, None], np.arange(cols)[None, :]
-    d = n - m
-    max_len = min(rows + min(k1, 0), cols + min(-k0, 0))
-    length = np.minimum(cols - np.maximum(d, 0), rows + np.minimum(d, 0))
-    right = ((align in ("RIGHT_LEFT", "RIGHT_RIGHT")) & (d >= 0)) | \
-            ((align in ("LEFT_RIGHT", "RIGHT_RIGHT")) & (d <= 0))
-    along = np.minimum(m, n) + np.where(right, max_len - length, 0)
-    on_band = (k0 <= d) & (d <= k1)
-    return on_band, np.where(on_band, (k1 - d) * max_len + along, 0), max_len
-
-
 def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):
     """`input` (..., M, N) with diagonals k0..k1 of each matrix replaced (TF's
     tf.linalg.set_diag). k: an int or a pair (k0, k1), d > 0 above the main diagonal.
@@ -133,11 +92,11 @@ def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):
         v = to_input(diagonal, (x,), fn, "diagonal")
     if v.dtype != x.dtype:
         raise TypeError(f"{fn}: diagonal dtype {v.dtype} differs from input dtype {x.dtype}")
-    if align not in _ALIGNS:
-        raise ValueError(f"{fn}: align must be one of {', '.join(_ALIGNS)}, got {align!r}")
+    check_align(align, fn)
     rows, cols = x.shape[-2:]
-    k0, k1 = _diag_range(k, rows, cols, fn)
-    on_band, index, max_len = _band_layout(rows, cols, k0, k1, align)
+    k0, k1 = diag_range(k, fn)
+    check_range(k0, k1, rows, cols, fn)
+    on_band, index, max_len = band_layout(rows, cols, k0, k1, align)
     num_diags = k1 - k0 + 1
     expected = x.shape[:-2] + ((max_len,) if k0 == k1 else (num_diags, max_len))
     if v.shape != expected:

@@ -18,6 +18,7 @@ from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
 from .linear_ops import matmul, matrix_transpose
+from . import diag_band_ops as bands
 from .._shapes import broadcast_shape
 
 __all__ = ["matvec", "solve", "inv", "det", "slogdet", "logdet", "cholesky",
@@ -345,25 +346,57 @@ class MatrixDiagPart(Op):
         return apply(MatrixDiag, g, rows=rows, cols=cols)
 
 
-def diag(diagonal, name=None):
-    """Diagonal matrices from vectors: (..., n) -> (..., n, n)."""
+def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0,
+         align="RIGHT_LEFT"):
+    """Matrices with `diagonal` on diagonals k[0]..k[1] and padding_value elsewhere (TF's
+    tf.linalg.diag). k: an int or a pair (k0, k1), d > 0 above the main diagonal. One
+    diagonal: (..., L) -> (..., num_rows, num_cols); a band: (..., k1 - k0 + 1, L), row
+    i holding diagonal k1 - i, the shorter ones padded on the side `align` names
+    (superdiagonals first, subdiagonals second), -> (..., num_rows, num_cols). Sizes left
+    at -1: the smallest matrix that holds the band, square if both are. padding_value is
+    not differentiated (as in TF).
+
+    >>> vj.linalg.diag(vj.constant([1.0, 2.0]), k=-1, num_rows=3, padding_value=9.0).numpy()
+    array([[9., 9.],
+           [1., 9.],
+           [9., 2.]])
+    """
     v = to_input(diagonal, fn="diag", arg="diagonal")
     if v.ndim < 1:
         raise ValueError("diag: diagonal must have rank >= 1, got a scalar")
     if v.dtype.kind not in "biufc":
         raise TypeError(f"diag: diagonal must be numeric, got dtype {v.dtype}")
-    n = v.shape[-1]
-    return apply(MatrixDiag, v, rows=n, cols=n)
+    if (type(k) is int and k == 0 and type(num_rows) is int and num_rows == -1
+            and type(num_cols) is int and num_cols == -1
+            and type(padding_value) in (int, float) and padding_value == 0):
+        bands.check_align(align, "diag")  # one diagonal: align changes nothing
+        n = v.shape[-1]
+        return apply(MatrixDiag, v, rows=n, cols=n)
+    return bands.band_diag(v, k, num_rows, num_cols, padding_value, align, "diag")
 
 
-def diag_part(input, name=None):
-    """Main diagonal of each matrix: (..., m, n) -> (..., min(m, n))."""
+def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):
+    """Diagonals k[0]..k[1] of each matrix (TF's tf.linalg.diag_part): (..., M, N) ->
+    (..., L) for one diagonal, (..., k1 - k0 + 1, L) for a band (row i: diagonal k1 - i),
+    L the band's longest diagonal, the shorter ones padded with padding_value on the side
+    `align` names. k=0: the main diagonal, (..., min(M, N)).
+
+    >>> x = vj.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    >>> vj.linalg.diag_part(x, k=(-1, 1), padding_value=-1.0).numpy()
+    array([[-1.,  2.,  6.],
+           [ 1.,  5.,  9.],
+           [ 4.,  8., -1.]])
+    """
     x = to_input(input, fn="diag_part", arg="input")
     if x.ndim < 2:
         raise ValueError(f"diag_part: input must have rank >= 2, got shape {x.shape}")
     if x.dtype.kind not in "biufc":
         raise TypeError(f"diag_part: input must be numeric, got dtype {x.dtype}")
-    return apply(MatrixDiagPart, x)
+    if (type(k) is int and k == 0 and type(padding_value) in (int, float)
+            and padding_value == 0):  # the main diagonal: no padding, align changes nothing
+        bands.check_align(align, "diag_part")
+        return apply(MatrixDiagPart, x)
+    return bands.band_diag_part(x, k, padding_value, align, "diag_part")
 
 
 def band_part(input, num_lower, num_upper, name=None):
