@@ -251,8 +251,45 @@ def test_getitem_loop_variant_mask_and_slice_bounds_are_rejected():
     x = vj.constant(rand(3, 4))
     with pytest.raises(ValueError, match="loop-variant boolean mask"):
         vj.vectorize.pfor(lambda i: x[vj.gather(x, i) > 0], 3)
-    with pytest.raises(ValueError, match="slice bounds cannot vary over a pfor loop"):
+    # loop-variant bounds giving the iterations different shapes cannot be stacked
+    with pytest.raises(ValueError, match="slice bounds that vary over a pfor loop give the "
+                                         "iterations different shapes"):
         vj.vectorize.pfor(lambda i: x[i:], 3)
+
+
+@pytest.mark.filterwarnings("ignore::vecjac.vectorize.FallbackWarning")
+def test_getitem_with_loop_variant_slice_bounds_runs_per_iteration():
+    # TF's pfor falls back to the loop for a strided slice with a loop-variant begin:
+    # vecjac too (DynamicStridedSlice), with values, gradients and tangents of the loop
+    data = rand(4, 6, 3)
+    keys = (lambda i: (slice(i, i + 2), 1), lambda i: (slice(i + 2, i, -1), Ellipsis),
+            lambda i: (None, slice(5 - i, 2 - i, -2), slice(None)),
+            lambda i: (slice(i, i + 1),), lambda i: (slice(None), slice(i, 6, 3 + i)))
+    for key in keys:
+        got = vj.vectorize.pfor(lambda i: vj.gather(vj.constant(data), i)[key(i)], 3).numpy()
+        want = np.stack([data[k][key(k)] for k in range(3)])
+        np.testing.assert_array_equal(got, want)
+    x = vj.constant(data)
+    w = rand(3, 2, 3)
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        y = vj.vectorize.pfor(lambda i: vj.gather(x, i)[i:i + 2], 3)
+        loss = vj.reduce_sum(y * w)
+    want = np.zeros_like(data)
+    for k in range(3):
+        want[k, k:k + 2] += w[k]
+    np.testing.assert_array_equal(tape.gradient(loss, x).numpy(), want)
+    t = rand(4, 6, 3)
+    with vj.autodiff.ForwardAccumulator(x, vj.constant(t)) as acc:
+        y = vj.vectorize.pfor(lambda i: vj.gather(x, i)[i:i + 2], 3)
+    np.testing.assert_array_equal(acc.jvp(y).numpy(), np.stack([t[k, k:k + 2]
+                                                                for k in range(3)]))
+    with pytest.raises(ValueError, match="fallback_to_while_loop=False"):
+        vj.vectorize.pfor(lambda i: x[i][i:i + 1], 3, fallback_to_while_loop=False)
+    with pytest.raises(TypeError, match="slice bounds must be int scalars"):
+        vj.vectorize.pfor(lambda i: x[vj.cast(i, vj.float64):], 3)
+    with pytest.raises(ValueError, match="cannot be combined with array indices"):
+        vj.vectorize.pfor(lambda i: x[i:i + 1, [0, 1]], 3)
 
 
 # -- boolean_mask, where_indices ---------------------------------------------------------

@@ -313,10 +313,8 @@ def test_reduction_parallel_iterations():
 # == ImageTest =============================================================================
 @pytest.mark.parametrize("op", [
     pytest.param(lambda im: vj.image.adjust_contrast(im, 2.0), id="adjust_contrast"),
-    pytest.param(lambda im: vj.image.adjust_hue(im, 0.25), id="adjust_hue",
-                 marks=missing("vj.image.adjust_hue")),
-    pytest.param(lambda im: vj.image.adjust_saturation(im, 0.1), id="adjust_saturation",
-                 marks=missing("vj.image.adjust_saturation")),
+    pytest.param(lambda im: vj.image.adjust_hue(im, 0.25), id="adjust_hue"),
+    pytest.param(lambda im: vj.image.adjust_saturation(im, 0.1), id="adjust_saturation"),
 ])
 def test_image_adjust(op):
     images = uniform([3, 2, 4, 4, 3])
@@ -1728,12 +1726,7 @@ def test_matrix_band_part(num_lower, num_upper):
     check_loop_fn(loop_fn, 3)
 
 
-DIAG_K = pytest.mark.xfail(strict=True, raises=TypeError,
-                           reason="vj.linalg.diag / diag_part take no k, num_rows, num_cols, "
-                                  "padding_value or align")
 
-
-@DIAG_K
 def test_matrix_diag():
     x = uniform([3, 2, 4])
 
@@ -1743,7 +1736,6 @@ def test_matrix_diag():
     check_loop_fn(loop_fn, 3)
 
 
-@DIAG_K
 def test_matrix_diag_part():
     x = uniform([3, 4, 6])
 
@@ -1801,9 +1793,6 @@ def test_strided_slice():
     np.testing.assert_array_equal(out[0].numpy(), x.numpy()[:, :2, ::2, 1::3, ..., None, 1])
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="x_i[i:i + 1] (loop-variant slice bounds) raises inside pfor even "
-                          "with fallback_to_while_loop=True (TF falls back to the loop)")
 def test_strided_slice_loop_variant():
     x = uniform([3, 3, 4, 4, 2, 2, 2])
 

@@ -9,7 +9,6 @@ flattens the indexed axes into one and reuses that pair with a linear index.
 import functools
 import math
 import numbers
-import operator
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from .._registry import Op, lib, register
 from .._dispatch import apply, to_input
 from .._samples import Arg, Sample
 from .._shapes import normalize_axis
+from .dynamic_slice_ops import VaryingSlice, canonical_slice, varying_getitem
 
 __all__ = ["gather", "gather_nd"]  # getitem is Tensor.__getitem__ (ops/operators.py)
 # one_hot lives in onehot_ops.py (with the structured one-hot machinery)
@@ -272,27 +272,12 @@ class StridedSliceGrad(Op):
         return apply(self, g, shape=(cx.iters,) + shape, key=(slice(None),) + key)
 
 
-def _int_part(v, what):
-    if getattr(v, "_pfor", None) is not None:
-        raise ValueError(f"getitem: {what} cannot vary over a pfor loop; use vj.gather "
-                         "with the loop-variant index instead")
-    try:
-        return operator.index(v)
-    except TypeError:
-        raise TypeError(f"getitem: {what} must be ints or None, got "
-                        f"{type(v).__name__}") from None
-
-
 def _canonical(k):
     """A key part as None, Ellipsis, int, slice of ints, or an int/bool Tensor."""
     if k is None or k is Ellipsis:
         return k
     if isinstance(k, slice):
-        start, stop, step = (None if v is None else _int_part(v, "slice bounds")
-                             for v in (k.start, k.stop, k.step))
-        if step == 0:
-            raise ValueError("getitem: slice step cannot be zero")
-        return slice(start, stop, step)
+        return canonical_slice(k)  # a VaryingSlice when a bound varies over a pfor loop
     if isinstance(k, (bool, np.bool_)):
         raise IndexError("getitem: a scalar boolean index is not supported; use a "
                          "boolean array or vj.expand_dims")
@@ -326,7 +311,14 @@ def getitem(x, key):
     if type(key) is int and x.shape and -x.shape[0] <= key < x.shape[0]:
         return apply(StridedSlice, x, key=(key,))  # x[i]: the common case, nothing to check
     key = tuple(_canonical(k) for k in (key if isinstance(key, tuple) else (key,)))
-    if not any(isinstance(k, Tensor) for k in key):
+    arrays = any(isinstance(k, Tensor) for k in key)
+    if any(type(k) is VaryingSlice for k in key):  # bounds from the pfor loop index
+        if arrays:
+            raise ValueError("getitem: slice bounds varying over a pfor loop cannot be "
+                             "combined with array indices; use vj.gather")
+        _check_basic_key(x.shape, key)
+        return varying_getitem(x, key)
+    if not arrays:
         _check_basic_key(x.shape, key)
         if all(k is Ellipsis or k == slice(None) for k in key):
             return x
