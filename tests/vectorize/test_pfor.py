@@ -1,4 +1,5 @@
 """pfor, for_loop, vectorized_map: the loop contract, chunking, fallback and levels."""
+import functools
 import warnings
 
 import numpy as np
@@ -242,3 +243,34 @@ def test_iteration_index_values_and_dtype():
     out = pfor(lambda i: i * 2, 4)
     np.testing.assert_array_equal(out.numpy(), [0, 2, 4, 6])
     assert out.dtype.kind == "i"
+
+
+def test_pfor_config_reductions_differentiate_and_follow_tf_rules():
+    # TF's pfor_config: a loop_fn with that parameter gets reductions across iterations,
+    # ordinary ops on the stacked value, so a tape outside the loop differentiates them
+    data = np.random.default_rng(3).standard_normal((5, 3))
+    x = vj.constant(data)
+    with vj.GradientTape() as tape:
+        tape.watch(x)
+        out = vj.vectorize.pfor(
+            lambda i, pfor_config: vj.gather(x, i) * pfor_config.reduce_sum(vj.gather(x, i)),
+            5)
+        loss = vj.reduce_sum(out)
+    total = data.sum(0)
+    np.testing.assert_allclose(out.numpy(), data * total, rtol=1e-13)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), 2 * np.tile(total, (5, 1)),
+                               rtol=1e-13)
+    # reduce with several arguments sees each stacked over the 5 iterations
+    seen = []
+    vj.vectorize.pfor(lambda i, pfor_config: pfor_config.reduce(
+        lambda a, b: seen.append((a.shape, b.shape)) or vj.reduce_sum(a), vj.gather(x, i),
+        vj.cast(i, vj.float64)), 5)
+    assert seen == [((5, 3), (5,))]
+
+    def takes(i, pfor_config=None):
+        assert pfor_config == "mine"  # bound by the caller: pfor passes none
+        return vj.gather(x, i)
+    vj.vectorize.pfor(functools.partial(takes, pfor_config="mine"), 5)
+    with pytest.raises(ValueError, match="parallel_iterations"):
+        vj.vectorize.pfor(lambda i, pfor_config: pfor_config.reduce_mean(vj.gather(x, i)),
+                          5, parallel_iterations=2)

@@ -227,13 +227,6 @@ def test_disable_tf_function_values():
 
 
 # == ReductionTest: loop_fn(i, pfor_config) ================================================
-NO_PFOR_CONFIG = pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="pfor calls loop_fn(i) only: no pfor_config argument (reduce, reduce_concat, "
-           "reduce_mean, reduce_sum)")
-
-
-@NO_PFOR_CONFIG
 def test_reduce():
     def reduce_fn(p, q):
         return vj.reduce_mean(p + q, axis=0)
@@ -250,7 +243,6 @@ def test_reduce():
     np.testing.assert_allclose(output.numpy(), ans, rtol=1e-12)
 
 
-@NO_PFOR_CONFIG
 def test_reduce_concat():
     x = uniform([8, 3])
 
@@ -263,7 +255,6 @@ def test_reduce_concat():
     np.testing.assert_allclose(output.numpy(), x.numpy() - x.numpy().mean(0), rtol=1e-12)
 
 
-@NO_PFOR_CONFIG
 @pytest.mark.parametrize("reduction", ["reduce_mean", "reduce_sum"])
 def test_reduce_mean_and_sum(reduction):
     x = uniform([8, 3])
@@ -276,7 +267,6 @@ def test_reduce_mean_and_sum(reduction):
     np.testing.assert_allclose(output.numpy(), x.numpy() - across, rtol=1e-12)
 
 
-@NO_PFOR_CONFIG
 def test_reduce_class():
     x = uniform([8, 3])
 
@@ -288,7 +278,6 @@ def test_reduce_class():
     np.testing.assert_allclose(output.numpy(), x.numpy() - x.numpy().mean(0), rtol=1e-12)
 
 
-@NO_PFOR_CONFIG
 def test_reduce_functools_partial():
     x = uniform([8, 3])
 
@@ -300,7 +289,6 @@ def test_reduce_functools_partial():
     np.testing.assert_allclose(output.numpy(), x.numpy() - x.numpy().mean(0), rtol=1e-12)
 
 
-@NO_PFOR_CONFIG
 def test_reduction_parallel_iterations():
     x = uniform([8, 3])
 

@@ -28,6 +28,7 @@ from .stacked import StackedTensor, Unstacked
 from .structured import LazyStacked, OneHotStacked, is_structured, seed_rows, worth_structuring
 from .converters import broadcasting, elementwise
 from .fallback import while_loop_fallback
+from .pfor_config import with_config
 
 
 class ConvertContext:
@@ -369,10 +370,11 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
 
     `loop_fn(i)` receives the loop index as a loop-variant int scalar and returns a
     Tensor or a nest of Tensors (None leaves stay None); each output has shape
-    (iters,) + its per-iteration shape. `parallel_iterations=p` runs p iterations at a
-    time (bounded memory, same result). Ops without a converter run per iteration
-    (warned once per op, or always with warn=True); fallback_to_while_loop=False makes
-    that a ValueError instead. `progress=True` shows a tqdm bar over the chunks (when
+    (iters,) + its per-iteration shape; a loop_fn with a `pfor_config` parameter gets
+    TF's reductions across iterations (vectorize/pfor_config.py). `parallel_iterations=p`
+    runs p iterations at a time (bounded memory, same result). Ops without a converter
+    run per iteration (warned once per op, or always with warn=True);
+    fallback_to_while_loop=False makes that a ValueError instead. `progress=True` shows a tqdm bar over the chunks (when
     tqdm is installed and the loop runs in more than one chunk).
 
     >>> vj.vectorize.pfor(lambda i: vj.cast(i, vj.float64) ** 2, 4).numpy()
@@ -390,6 +392,7 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
     if p == 1:  # as TF
         raise ValueError("pfor: parallel_iterations=1 runs one iteration at a time; use "
                          "vj.vectorize.for_loop for a sequential loop")
+    loop_fn = with_config(loop_fn, p is not None and p < iters)  # TF's pfor_config
     if p is None or p >= iters:
         out, flat = _run_chunk(loop_fn, iters, 0, fallback_to_while_loop, warn)
         return flat if type(out) is list and len(out) == len(flat) and \
