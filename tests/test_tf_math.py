@@ -273,6 +273,28 @@ def test_segment_gradients_with_ties_and_zeros():
     check_grads(lambda v: vj.math.unsorted_segment_prod(v, ids, 3), [data], order=2)
 
 
+def test_unsorted_segment_prod_with_loop_variant_ids_matches_the_loop():
+    # inside pfor the ids of each iteration differ: a masked product over all rows,
+    # with the values, zeros and gradients of the loop
+    data = np.array([[1.5, 0.0, -2.0, 3.0], [0.5, 2.0, 0.0, 0.0], [4.0, -1.0, 2.5, 1.0]])
+    ids = np.array([[0, 0, 2, -1], [1, 1, 1, 0], [2, 0, 2, 2]])
+    x = vj.constant(data)
+
+    def loop_fn(i):
+        return vj.math.unsorted_segment_prod(vj.gather(x, i), vj.gather(vj.constant(ids), i), 4)
+    with vj.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        got = vj.vectorize.pfor(loop_fn, 3)
+        rows = [loop_fn(k) for k in range(3)]
+    want = np.stack([_segment_ref(np.prod, data[k], ids[k], 4, 1.0) for k in range(3)])
+    np.testing.assert_array_equal(got.numpy(), want)
+    w = RNG.standard_normal((3, 4))
+    g = tape.gradient(got, x, output_gradients=vj.constant(w)).numpy()
+    g_loop = sum(tape.gradient(r, x, output_gradients=vj.constant(w[k])).numpy()
+                 for k, r in enumerate(rows))
+    np.testing.assert_allclose(g, g_loop, rtol=1e-14)
+
+
 @pytest.mark.parametrize("name,reduce,empty", [
     ("sum", np.sum, 0.0), ("mean", np.mean, 0.0), ("max", np.max, 0.0), ("min", np.min, 0.0),
     ("prod", np.prod, 1.0)])

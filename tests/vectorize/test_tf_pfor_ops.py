@@ -1241,17 +1241,11 @@ def test_bias_add(data_format, stacked_value, stacked_bias):
     check_loop_fn(loop_fn, 2)
 
 
-SEGMENT_PROD = pytest.mark.xfail(
-    strict=True, raises=ValueError,
-    reason="unsorted_segment_prod reads loop-variant segment_ids as one array over all "
-           "iterations: reshape (3, 2) -> (9, 2) fails inside pfor (TF vectorizes it)")
-
-
 @pytest.mark.parametrize("reduction_op", [
     pytest.param(vj.math.unsorted_segment_sum, id="sum"),
     pytest.param(vj.math.unsorted_segment_min, id="min"),
     pytest.param(vj.math.unsorted_segment_max, id="max"),
-    pytest.param(vj.math.unsorted_segment_prod, id="prod", marks=SEGMENT_PROD)])
+    pytest.param(vj.math.unsorted_segment_prod, id="prod")])
 @pytest.mark.parametrize("segment_ids_dtype", [vj.int32, vj.int64], ids=["ids32", "ids64"])
 @pytest.mark.parametrize("num_segments_dtype", [vj.int32, vj.int64], ids=["n32", "n64"])
 def test_unsorted_segment_reduction(reduction_op, segment_ids_dtype, num_segments_dtype):

@@ -15,6 +15,7 @@ from .._context import value_read
 from .._dispatch import apply, to_input
 from .._registry import Op, lib, register
 from .._samples import Arg, Sample
+from .._tensor import Tensor
 from .._shapes import as_bool, as_dtype, as_int
 from .index_ops import GatherGrad, GatherV2
 from .tf_math_ops import _read_ints, _real
@@ -162,8 +163,11 @@ def unsorted_segment_min(data, segment_ids, num_segments, name=None):
 def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     """The product of each segment (1 for an empty one). The segments are gathered into
     rows padded with ones, then reduce_prod: its gradient is exact where data has zeros,
-    to any order. Reads segment_ids (they cannot vary over a vectorized loop)."""
+    to any order. Loop-variant segment_ids (inside pfor) have no one index table: each
+    segment's product is then taken over all rows, the others replaced by ones."""
     d, ids, n = _segment_args(data, segment_ids, num_segments, "unsorted_segment_prod")
+    if ids._pfor is not None:
+        return _masked_segment_prod(d, ids, n)
     value_read(ids, "internal")
     v = np.asarray(ids._value).reshape(-1)
     m, rest = v.size, d.shape[ids.ndim:]
@@ -175,6 +179,17 @@ def unsorted_segment_prod(data, segment_ids, num_segments, name=None):
     index[v[order], np.arange(order.size) - starts[v[order]]] = order
     rows = lib.concat([lib.reshape(d, (m,) + rest), lib.ones((1,) + rest, dtype=d.dtype)], 0)
     return lib.reduce_prod(lib.gather(rows, index), axis=1)
+
+
+def _masked_segment_prod(d, ids, n):
+    """prod over j of where(ids[j] == s, d[j], 1) for each segment s: (n, m, ...) values,
+    every op vectorized, where the index table would differ per iteration."""
+    m, rest = int(np.prod(ids.shape)), d.shape[ids.ndim:]
+    flat = lib.reshape(lib.cast(ids, np.int64), (1, m) + (1,) * len(rest))
+    segments = Tensor(np.arange(n, dtype=np.int64).reshape((n, 1) + (1,) * len(rest)))
+    rows = lib.expand_dims(lib.reshape(d, (m,) + rest), 0)
+    picked = lib.where(lib.equal(flat, segments), rows, lib.ones_like(rows))
+    return lib.reduce_prod(picked, axis=1)
 
 
 def _sorted_segment(fn, unsorted, empty_is_zero=False):
