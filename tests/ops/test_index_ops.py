@@ -418,8 +418,25 @@ def test_tensor_scatter_nd_bad_inputs(call, error, match):
         call()
 
 
-def test_tensor_scatter_nd_update_rejects_repeated_loop_variant_indices():
-    t = vj.constant(rand(3))
-    with pytest.raises(ValueError, match="repeat an index tuple"):
-        vj.vectorize.pfor(lambda i: vj.tensor_scatter_nd_update(
-            t, vj.reshape(vj.stack([i, i]), (2, 1)), [1.0, 2.0]), 3)
+def test_tensor_scatter_nd_update_with_repeated_loop_variant_indices_keeps_the_last():
+    # as in the loop (and with loop-invariant indices), the last update of a repeated
+    # index tuple wins in each iteration, also for inf / NaN updates overwritten, and the
+    # gradient reaches only the updates kept
+    base = rand(4, 2)
+    t = vj.constant(base)
+    ups = vj.constant(np.array([[np.inf, np.nan], [1.0, 2.0], [3.0, 4.0]]))
+
+    def loop_fn(i):
+        idx = vj.reshape(vj.stack([i, (i + 1) % 4, i]), (3, 1))  # i repeats: the third wins
+        return vj.tensor_scatter_nd_update(t, idx, ups * vj.cast(i + 1, vj.float64))
+    with vj.GradientTape() as tape:
+        tape.watch(ups)
+        got = vj.vectorize.pfor(loop_fn, 4)
+        loss = vj.reduce_sum(got)
+    want = np.stack([loop_fn(k).numpy() for k in range(4)])
+    np.testing.assert_array_equal(got.numpy(), want)
+    for k in range(4):
+        np.testing.assert_array_equal(want[k][k], (k + 1) * np.array([3.0, 4.0]))
+    # each iteration keeps rows 1 and 2 of ups, scaled by i + 1: sum over i of (i + 1) = 10
+    np.testing.assert_array_equal(tape.gradient(loss, ups).numpy(),
+                                  [[0.0, 0.0], [10.0, 10.0], [10.0, 10.0]])

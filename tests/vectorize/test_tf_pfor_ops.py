@@ -588,10 +588,6 @@ def test_loop_variant_scatter_update_singles():
     np.testing.assert_array_equal(out.numpy()[1], [0, 1, -9, 12, 12, 0, 0, 0])
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="tensor_scatter_nd_update raises when loop-variant indices repeat "
-                          "within an iteration (i = 2: [[4], [4]]); the loop lets the last "
-                          "update win")
 def test_loop_variant_scatter_update_slices():
     def loop_fn(i):
         tensor = vj.zeros([10, 3], dtype=vj.int64)

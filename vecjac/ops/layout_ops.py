@@ -464,8 +464,8 @@ def tensor_scatter_nd_add(tensor, indices, updates, name=None):
 def tensor_scatter_nd_update(tensor, indices, updates, name=None):
     """`tensor` with the elements at the index tuples of `indices` replaced by `updates`.
 
-    Shapes as tensor_scatter_nd_add. With repeated (loop-invariant) index tuples the last
-    update wins; repeated loop-variant tuples are an error. Output shape: tensor.shape.
+    Shapes as tensor_scatter_nd_add. With repeated index tuples the last update wins
+    (in each iteration of a pfor loop too). Output shape: tensor.shape.
     """
     fn = "tensor_scatter_nd_update"
     t, u, lin, flat_shape = _scatter_args(tensor, indices, updates, fn)
@@ -478,7 +478,15 @@ def tensor_scatter_nd_update(tensor, indices, updates, name=None):
         u = gather(reshape(u, (flat.size,) + flat_shape[1:]), keep)
         lin = Tensor(flat[keep])
     elif lin._pfor is not None and v.size and (np.diff(np.sort(v, axis=1), axis=1) == 0).any():
-        raise ValueError(f"{fn}: loop-variant indices repeat an index tuple in some iteration")
+        # a tuple repeats within some iteration: there too the last update wins, by ops
+        # (the positions kept differ per iteration): updates overwritten later become 0
+        m = v.shape[1]
+        lin = reshape(lin, (m,))
+        u = reshape(u, (m,) + flat_shape[1:])
+        same = lib.equal(lib.expand_dims(lin, 1), lib.expand_dims(lin, 0))
+        later = Tensor(np.triu(np.ones((m, m), bool), 1))
+        kept = lib.logical_not(lib.reduce_any(lib.logical_and(same, later), axis=1))
+        u = lib.where(reshape(kept, (m,) + (1,) * (len(flat_shape) - 1)), u, lib.zeros_like(u))
     scattered = apply(GatherGrad, u, lin, shape=flat_shape, axis=0, batch_dims=0)
     hit = apply(GatherGrad, lib.ones_like(lin, dtype=t.dtype), lin, shape=flat_shape[:1], axis=0,
                 batch_dims=0)
