@@ -3,6 +3,8 @@ temporaries written in place (vecjac/_plan.py). The expected values are the eage
 calls, to the bit: both optimizations run the same IEEE operations in the same order.
 """
 import numpy as np
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import vecjac as vj
 from vecjac import _fusion
@@ -126,3 +128,60 @@ def test_non_contiguous_arguments_replay_as_contiguous_ones():
     for x in (base.T, np.ascontiguousarray(base.T), base.T * 2.0, base[::2, ::2].T):
         np.testing.assert_array_equal(g(x).numpy(), f(vj.constant(np.ascontiguousarray(x)))
                                       .numpy())
+
+
+# -- random element-wise chains with constants, across the replay's size thresholds -------------
+# (issue 29: an in-place write decided before chain() reordered the steps). Sizes on both
+# sides of _fusion.MAX_SIZE (4096), the in-place FREE_BYTES (8192 float64) and
+# _chains.MIN_SIZE (16384).
+_UNARY = {"exp": lambda a: vj.exp(0.1 * a), "sin": vj.sin, "tanh": vj.tanh, "neg": lambda a: -a,
+          "square": vj.square, "shift": lambda a: vj.pad(a, [[1, 0]])[:-1]}
+_BINARY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+           "div": lambda a, b: a / (1.5 + vj.square(b))}
+_step = st.one_of(
+    st.tuples(st.just("unary"), st.sampled_from(sorted(_UNARY)), st.integers(0, 50)),
+    st.tuples(st.just("const"), st.sampled_from(sorted(_BINARY)),
+              st.floats(-3.0, 3.0, allow_nan=False).filter(lambda c: abs(c) > 0.1),
+              st.integers(0, 50), st.booleans()),
+    st.tuples(st.just("pair"), st.sampled_from(sorted(_BINARY)), st.integers(0, 50),
+              st.integers(0, 50)))
+
+
+def _chain_function(program):
+    """f(x) = the last value of a program over earlier values (indices taken modulo the
+    number of values so far); every intermediate stays reachable."""
+    def f(x):
+        values = [x]
+        for step in program:
+            kind, name = step[0], step[1]
+            if kind == "unary":
+                values.append(_UNARY[name](values[step[2] % len(values)]))
+            elif kind == "const":
+                a = values[step[3] % len(values)]
+                values.append(_BINARY[name](step[2], a) if step[4] else _BINARY[name](a, step[2]))
+            else:
+                values.append(_BINARY[name](values[step[2] % len(values)],
+                                            values[step[3] % len(values)]))
+        return values[-1] + 0.5 * values[len(values) // 2]
+    return f
+
+
+@given(program=st.lists(_step, min_size=2, max_size=12),
+       n=st.sampled_from([1000, 4096, 4100, 8192, 8200, 16384, 16400, 40000]))
+@example(program=[("unary", "exp", 0), ("const", "mul", 6.0, 1, True)], n=20000)  # 6 exp(u)
+@example(program=[("unary", "exp", 0), ("unary", "exp", 0)], n=16384)  # found by hypothesis
+def test_random_elementwise_chains_replay_as_eager(program, n):
+    f = _chain_function(program)
+    traced = vj.function(f)
+    grad = vj.function(vj.grad(lambda x: vj.reduce_sum(f(x))))
+    J, J_eager = vj.sparse_jacobian(f, jit=True), vj.sparse_jacobian(f)
+    rng = np.random.default_rng(n)
+    with np.errstate(all="ignore"):
+        for _ in range(5):  # trace, NumPy warm-up replays, compiled replays
+            x = rng.standard_normal(n)
+            np.testing.assert_array_equal(traced(x).numpy(), f(vj.constant(x)).numpy())
+            np.testing.assert_array_equal(
+                grad(x).numpy(), vj.grad(lambda x: vj.reduce_sum(f(x)))(x).numpy())
+            got, want = J(x), J_eager(x)
+            assert got.nnz == want.nnz and np.array_equal(got.data, want.data,
+                                                           equal_nan=True)

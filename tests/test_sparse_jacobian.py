@@ -240,3 +240,71 @@ def test_newton_step_and_flat_hessian_sparse():
         b = vj.newton_step(loss2, [x2, w2], damping=1e-2, method="solve")
         assert a.method == "solve" and np.isclose(a.loss, b.loss, rtol=1e-12)
     assert np.allclose(x.numpy(), x2.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# -- jit=True at every replay size threshold (issue 29) -------------------------------------------
+# vj.function's plan changes its code at these sizes (float64 elements): fused interpreted
+# segments up to 4096 (vecjac/_fusion.py MAX_SIZE), temporaries written in place from 8192
+# (vecjac/_plan.py FREE_BYTES), compiled chains from 16384 (vecjac/_chains.py MIN_SIZE; the
+# stacked (colors, n) tangents reach it at n / colors). Each side of each, five calls: the
+# trace, the NumPy warm-up replays and the compiled ones.
+JIT_SIZES = [2000, 4096, 4100, 8192, 8200, 16384, 16400, 20000, 40000]
+
+
+def scaled_exp(u):
+    return 6.0 * vj.exp(u)  # issue 29: calls 2 on gave diag(36 exp(u)) at n = 20000
+
+
+def mixed(u):  # constants on both sides, a stencil, and the primal reused by the tangent
+    e = vj.exp(0.5 * u)
+    return 3.0 * e - (2.0 - u) * e / 4.0 + vj.square(vj.pad(u, [[1, 1]])[2:] - u)
+
+
+@pytest.mark.parametrize("n", JIT_SIZES)
+def test_every_jit_entry_point_replays_the_eager_jacobian(n):
+    rng = np.random.default_rng(n)
+    entries = [
+        ("sparse_jacobian", vj.sparse_jacobian(scaled_exp, jit=True),
+         vj.sparse_jacobian(scaled_exp), lambda J, u: J(u)),
+        ("sparse_jacobian rev", vj.sparse_jacobian(mixed, mode="rev", jit=True),
+         vj.sparse_jacobian(mixed, mode="rev"), lambda J, u: J(u)),
+        ("sparse_jacobian bratu", vj.sparse_jacobian(bratu, jit=True),
+         vj.sparse_jacobian(bratu), lambda J, u: J(u)),
+        ("scipy.jac", vj.scipy.jac(lambda t, y: mixed(y) * t, 1, sparse=True, jit=True),
+         vj.scipy.jac(lambda t, y: mixed(y) * t, 1, sparse=True), lambda J, u: J(1.5, u)),
+        ("sparse_hessian", vj.sparse_hessian(rosenbrock, jit=True),
+         vj.sparse_hessian(rosenbrock), lambda J, u: J(u)),
+    ]
+    for _ in range(5):
+        u = rng.random(n) - 0.5
+        # an independent check of the reproducer: the diagonal 6 exp(u), in closed form
+        got = entries[0][3](entries[0][1], u)
+        np.testing.assert_allclose(got.diagonal(), 6.0 * np.exp(u), rtol=1e-15)
+        for name, jitted, eager, call in entries:
+            want = call(eager, u)
+            got = call(jitted, u)
+            assert (got != want).nnz == 0, name
+
+
+def bratu_2d(u, n=100, lam=6.0):
+    """The 2-D Bratu residual on an n x n grid (zero boundary), 5-point Laplacian."""
+    h2 = (1.0 / (n + 1)) ** 2
+    g = vj.pad(vj.reshape(u, (n, n)), [[1, 1], [1, 1]])
+    lap = (g[2:, 1:-1] + g[:-2, 1:-1] + g[1:-1, 2:] + g[1:-1, :-2] - 4.0 * g[1:-1, 1:-1]) / h2
+    return vj.reshape(lap + lam * vj.exp(g[1:-1, 1:-1]), (-1,))
+
+
+def test_bratu_newton_converges_the_same_with_and_without_jit():
+    """Issue 29's report: with jit, Newton took 19 steps or ended in NaN instead of 5."""
+    from scipy.sparse.linalg import spsolve
+    steps = {}
+    for jit in (False, True):
+        J = vj.sparse_jacobian(bratu_2d, jit=jit)
+        u = np.zeros(100 * 100)
+        for k in range(30):
+            r = bratu_2d(vj.constant(u)).numpy()
+            if np.linalg.norm(r) < 1e-8:
+                break
+            u = u - spsolve(J(u).tocsc(), r)
+        steps[jit] = k
+    assert steps[False] == steps[True] <= 6

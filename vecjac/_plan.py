@@ -76,21 +76,21 @@ class Plan:
         # must not record them from a replay
         self.recordable = all(REGISTRY.get(s.op.name) is s.op
                               for s in self.steps if s.kind == "op")
-        last = {}
-        for k, step in enumerate(self.steps):
-            for s in step.ins:
-                last[s] = k
         returned = set(self.out_slots)
 
         def generate(steps, ins, outs):
             if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
                 return _interpreter(steps, ins, outs, self.consts)
             return _generate(steps, ins, outs, self.consts, self.meta, name)
-        _in_place(self.steps, capture, last, returned)
         interpret = functools.partial(_interpreter, consts=self.consts)
         self.fused_steps = fuse(chain(self.steps, self.meta, capture.contiguous, returned,
                                       interpret),
                                 self.meta, self.consts, returned, interpret)
+        # In-place writes are decided on the order the replay runs: chain() hoists steps
+        # ahead of a chain, so a step that is the last reader of a buffer in the traced
+        # order may run before the chain that still reads it (issue 29: a hoisted
+        # `6 * exp(u)` wrote into exp(u) before the chain's `seed * exp(u)` read it).
+        _in_place(self.fused_steps, capture, returned)
         self._replay = generate(self.fused_steps, self.inputs, self.out_slots)
 
     def run(self, arrays):
@@ -196,11 +196,16 @@ _UFUNCS = {"AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": n
 _FRESH = set(_UFUNCS) | {"MatMul", "Relu", "ReluGrad"}
 
 
-def _in_place(steps, capture, last, returned):
+def _in_place(steps, capture, returned):
     """Mark the ufunc steps that can write into an input (step.into): a large input that
     a fresh-array op computed, that nothing reads afterwards, and whose memory no live
-    view shares (trace-time roots: views share their base's)."""
+    view shares (trace-time roots: views share their base's). `steps` must be in the
+    order the replay runs them (after chaining and fusion, which move and group steps)."""
     meta, roots, owned = capture.meta, capture.roots, capture.owned
+    last = {}
+    for k, step in enumerate(steps):
+        for s in step.ins:
+            last[s] = k
     sharing, producer = {}, {}
     for s, root in enumerate(roots):
         sharing.setdefault(root, []).append(s)
