@@ -95,7 +95,7 @@ def run_single(n, rank, parallel_iterations, repeat):
 def run_sync(n, rank, row_block, repeat):
     """vecjac.dask's blocks run one after the other in this process (Dask's synchronous
     scheduler), reduced to row sums: blocking and reduction without distribution."""
-    import vecjac.dask as vjd  # here: the vj.jacobian runs' memory excludes dask
+    import vecjac.dask as vjd
     f, x, expected = problem(n, rank)
     first, best, sums = best_of(repeat, lambda: vjd.jacobian(f, row_block=row_block)(x)
                                 .sum(axis=1).compute(scheduler="synchronous"))

@@ -33,7 +33,7 @@ FIRST_CALLS = {
 
 def first_call_seconds(cache_dir, call):
     code = ("import time, numpy as np\n"
-            "from vecjac.ops import kernels\n"
+            "from vecjac._src.ops import kernels\n"
             "kernels.WARMUP_REQUESTS = 0\n"
             f"t = time.perf_counter(); {call}\n"
             "print(time.perf_counter() - t)\n")
@@ -46,7 +46,7 @@ def first_call_seconds(cache_dir, call):
 def scatter_timing(shape_g, n_params, disable):
     os.environ["VECJAC_DISABLE_NUMBA"] = "1" if disable else ""
     import vecjac as vj
-    from vecjac.ops import kernels
+    from vecjac._src.ops import kernels
     kernels.WARMUP_REQUESTS = 0  # kernel against NumPy from the first call
     rng = np.random.default_rng(0)
     x = vj.constant(rng.standard_normal((n_params,) + shape_g[1:]))
@@ -93,7 +93,7 @@ def best_of(fn, reps=200):
 
 
 def elementwise_kernels():
-    from vecjac.ops import kernels
+    from vecjac._src.ops import kernels
     kernels.WARMUP_REQUESTS = 0
     rng = np.random.default_rng(0)
     m, v = rng.standard_normal((1000, 1000)), rng.standard_normal(1000)

@@ -6,7 +6,7 @@ untaped, recorded on a tape and with an active ForwardAccumulator (the primal op
 its tangent), next to the raw NumPy call for reference. vj.function rows: a replayed
 plan of 200 primitives, per primitive; "overhead" is that minus the same NumPy calls
 made directly (a chain of sin and add, which stays NumPy calls), and the fused
-row is a chain of multiply and add (one compiled segment, vecjac/_fusion.py).
+row is a chain of multiply and add (one compiled segment, vecjac/_src/transforms/function/fusion.py).
 """
 import subprocess
 import sys

@@ -1,4 +1,4 @@
-"""glibc malloc tuning (vecjac/_allocator.py): on at import, switchable off, and it stops
+"""glibc malloc tuning (vecjac/_src/core/allocator.py): on at import, switchable off, and it stops
 the map / re-fault cycle of multi-megabyte temporaries."""
 import os
 import platform
@@ -23,7 +23,7 @@ before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(50):
     round_()
 after = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-print(vecjac._allocator.tuned, (after - before) / 50)
+print(vecjac._src.core.allocator.tuned, (after - before) / 50)
 """
 
 
@@ -59,6 +59,6 @@ def test_switched_off_by_the_environment_and_then_glibc_refaults():
 
 
 def test_tune_is_idempotent_and_reports_its_state():
-    from vecjac import _allocator as allocator
+    from vecjac._src.core import allocator
     first = allocator.tune()
     assert allocator.tune() == first == allocator.tuned

@@ -44,7 +44,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import vecjac as vj
-from vecjac._context import state
+from vecjac._src.core.context import state
 
 NAMESPACES = {"vj": vj, "vj.math": vj.math, "vj.nn": vj.nn, "vj.linalg": vj.linalg,
               "vj.random": vj.random, "vj.image": vj.image, "vj.vectorize": vj.vectorize,
@@ -405,7 +405,7 @@ SPECS.update({
 })
 
 
-# vj.math's TF names from vecjac/ops/tf_math_ops.py and segment_ops.py
+# vj.math's TF names from vecjac/_src/composites/tf_math.py and segment_ops.py
 SEG_IDS = lambda: np.array([0, 1])  # noqa: E731
 SPECS.update({
     **{n: dict(roles=dict(inputs="tensor_list", shape="shape_or_none",
@@ -432,8 +432,8 @@ SPECS.update({
        for n in ("sum", "mean", "max", "min", "prod")},
 })
 
-# sparse_softmax_cross_entropy_with_logits (vecjac/ops/sparse_xent_ops.py) and the sparse
-# segment reductions (vecjac/ops/sparse_segment_ops.py)
+# sparse_softmax_cross_entropy_with_logits (vecjac/_src/composites/sparse_xent.py) and the sparse
+# segment reductions (vecjac/_src/composites/sparse_segment.py)
 SPECS.update({
     "sparse_softmax_cross_entropy_with_logits": dict(
         args=dict(labels=lambda: np.array([0, 2]), logits=lambda: F(2, 3)),
@@ -447,7 +447,7 @@ SPECS.update({
        for n in ("sum", "mean", "sqrt_n")},
 })
 
-# vj.nn.depthwise_conv2d / fused_batch_norm (vecjac/ops/nn_layer_ops.py). fused_batch_norm
+# vj.nn.depthwise_conv2d / fused_batch_norm (vecjac/_src/composites/nn_layers.py). fused_batch_norm
 # is fuzzed in inference, where mean and variance are required and checked (in training
 # with exponential_avg_factor 1 they are ignored, as TF's kernel ignores them)
 SPECS.update({
@@ -468,8 +468,8 @@ SPECS.update({
                                         is_training="bool", exponential_avg_factor="scalar")),
 })
 
-# tensor_diag / set_diag (vecjac/ops/diag_ops.py) and the space / batch / depth moves
-# (vecjac/ops/space_ops.py)
+# tensor_diag / set_diag (vecjac/_src/composites/diag.py) and the space / batch / depth moves
+# (vecjac/_src/composites/space.py)
 SPECS.update({
     "tensor_diag_part": dict(args=dict(input=lambda: F(2, 3, 2, 3))),
     "set_diag": dict(args=dict(input=lambda: F(2, 3), diagonal=lambda: F(2), k=0),
@@ -766,8 +766,8 @@ ROLE_BAD.update({
                ("with None", [1.0, None], True), ("empty", [], False)] + NONE_BAD,
 })
 
-# vj.math.approximate_equal / bucketize (vecjac/ops/tf_math_ops.py; cross needs no spec:
-# two F(2, 3) are valid) and vj.debugging.check_numerics (vecjac/ops/debugging_ops.py)
+# vj.math.approximate_equal / bucketize (vecjac/_src/composites/tf_math.py; cross needs no spec:
+# two F(2, 3) are valid) and vj.debugging.check_numerics (vecjac/_src/ops/elementwise/debugging.py)
 SPECS.update({
     "approximate_equal": dict(args=dict(tolerance=1e-5), roles=dict(tolerance="scalar")),
     "bucketize": dict(args=dict(boundaries=[0.3, 0.5, 0.5, 0.8]),
@@ -786,8 +786,8 @@ ROLE_BAD.update({
                 ("empty", "", False)] + NONE_BAD,
 })
 
-# vj.scan / foldl / foldr (vecjac/ops/functional_ops.py) and vj.switch_case
-# (vecjac/ops/control_flow_ops.py). fn returns its slice: valid for elems of any dtype and
+# vj.scan / foldl / foldr (vecjac/_src/composites/scan.py) and vj.switch_case
+# (vecjac/_src/composites/control_flow.py). fn returns its slice: valid for elems of any dtype and
 # shape, so every error comes from the function's own checks. Only initializers rejected
 # before fn runs are catalogued: one fn rejects afterwards has recorded ops already.
 _BRANCH = lambda: vj.constant(1.0)  # noqa: E731
@@ -955,7 +955,7 @@ def _approximate_equal_oracle(x, y, tolerance=1e-5, **kw):
     return np.abs(x - y) < tolerance
 
 
-ORACLES.update({  # vecjac/ops/tf_math_ops.py, vecjac/ops/debugging_ops.py
+ORACLES.update({  # vecjac/_src/composites/tf_math.py, vecjac/_src/ops/elementwise/debugging.py
     "cross": lambda a, b, **kw: np.cross(np.asarray(a), np.asarray(b)),
     "approximate_equal": _approximate_equal_oracle,
     "bucketize": lambda input, boundaries, **kw: np.digitize(np.asarray(input), boundaries),
@@ -974,8 +974,8 @@ def _logsumexp_oracle(a, axis=None, b=None, keepdims=False, return_sign=False):
 
 ORACLES["vj.scipy.special.logsumexp"] = _logsumexp_oracle
 
-# diag / diag_part with TF's k, num_rows, num_cols, padding_value, align (vecjac/ops/
-# diag_band_ops.py) and the colour adjustments of vj.image (vecjac/ops/image_ops.py)
+# diag / diag_part with TF's k, num_rows, num_cols, padding_value, align (vecjac/_src/ops/
+# linalg/diag_band.py) and the colour adjustments of vj.image (vecjac/_src/ops/nn/image.py)
 SPECS.update({
     "diag": dict(args=dict(diagonal=lambda: F(3)),
                  roles=dict(k="int", num_rows="int", num_cols="int", padding_value="scalar",

@@ -1,4 +1,4 @@
-"""Values leaving vecjac are loud (vecjac/_errors.py): every idiom that turns a Tensor into
+"""Values leaving vecjac are loud (vecjac/_src/core/errors.py): every idiom that turns a Tensor into
 a plain number raises inside functional transforms and pfor, warns under a recording tape
 or accumulator (once per call site, with the line), and stays quiet outside transforms
 and for the explicit t.numpy()."""

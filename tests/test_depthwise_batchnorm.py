@@ -1,4 +1,4 @@
-"""vj.nn.depthwise_conv2d and vj.nn.fused_batch_norm (vecjac/ops/nn_layer_ops.py).
+"""vj.nn.depthwise_conv2d and vj.nn.fused_batch_norm (vecjac/_src/composites/nn_layers.py).
 
 Values are checked against NumPy references written here element by element (index
 loops, zero padding by bounds checks, statistics by explicit sums: independent of the
@@ -8,14 +8,13 @@ second order; pfor against the plain loop with loop-variant inputs; errors name 
 function and the argument. TF's own pfor tests of both functions are ported in
 tests/vectorize/test_tf_pfor_ops.py.
 """
-import doctest
 import math
 
 import numpy as np
 import pytest
 
 import vecjac as vj
-import vecjac.ops.nn_layer_ops
+import vecjac._src.composites.nn_layers
 from vecjac.testing import check_grads
 
 RNG = np.random.default_rng(5)
@@ -100,15 +99,6 @@ def test_depthwise_of_tf_docs_examples():
     np.testing.assert_array_equal(got, [[[[0, 0], [3, 4], [6, 8]],
                                          [[0, 0], [10, 14], [14, 20]],
                                          [[0, 0], [18, 26], [22, 32]]]])
-
-
-def test_docstring_examples():
-    for fn in (vj.nn.depthwise_conv2d, vj.nn.fused_batch_norm):
-        finder = doctest.DocTestFinder()
-        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
-        for test in finder.find(fn, globs={"vj": vj, "np": np}):
-            runner.run(test)
-        assert runner.failures == 0 and runner.tries > 0
 
 
 CASES = [  # x shape (NHWC), filter shape, stride, dilations, padding
@@ -404,5 +394,5 @@ def test_fused_batch_norm_bad_inputs(kwargs, error, match):
 
 
 def test_module_surface():
-    assert vecjac.ops.nn_layer_ops.__all__ == ["depthwise_conv2d", "fused_batch_norm"]
-    assert vj.nn.depthwise_conv2d is vecjac.ops.nn_layer_ops.depthwise_conv2d
+    assert vecjac._src.composites.nn_layers.__all__ == ["depthwise_conv2d", "fused_batch_norm"]
+    assert vj.nn.depthwise_conv2d is vecjac._src.composites.nn_layers.depthwise_conv2d

@@ -14,6 +14,7 @@ import pytest
 import vecjac as vj
 from vecjac.autodiff import ForwardAccumulator
 from vecjac.testing import check_grads, numerical_jacobian
+from vecjac._src.transforms.pfor import structured
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((6, 3))
@@ -272,12 +273,12 @@ def test_jacfwd_has_no_fallback_and_keeps_seeds_structured():
         vj.vectorize.PFor.process = orig
     assert ("MatVec", ["Tensor", "OneHotStacked"]) in seen  # one-hot tangent reached it lazily
     materialized = []
-    dense = vj.vectorize.structured.OneHotStacked._materialize
-    vj.vectorize.structured.OneHotStacked._materialize = lambda s: materialized.append(1) or dense(s)
+    dense = structured.OneHotStacked._materialize
+    structured.OneHotStacked._materialize = lambda s: materialized.append(1) or dense(s)
     try:
         J = vj.jacfwd(lambda v: w @ v)(x)
     finally:
-        vj.vectorize.structured.OneHotStacked._materialize = dense
+        structured.OneHotStacked._materialize = dense
     assert not materialized  # the structured rule gave the columns of w directly
     np.testing.assert_allclose(J.numpy(), w.numpy(), rtol=0, atol=0)
 

@@ -1,5 +1,5 @@
-"""vj.function's plan optimizations: fused segments (vecjac/_fusion.py) and large
-temporaries written in place (vecjac/_plan.py). The expected values are the eager
+"""vj.function's plan optimizations: fused segments (vecjac/_src/transforms/function/fusion.py) and large
+temporaries written in place (vecjac/_src/transforms/function/plan.py). The expected values are the eager
 calls, to the bit: both optimizations run the same IEEE operations in the same order.
 """
 import numpy as np
@@ -7,14 +7,14 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 import vecjac as vj
-from vecjac import _fusion
-from vecjac._dispatch import apply
-from vecjac._registry import REGISTRY
+from vecjac._src.transforms.function import fusion as _fusion
+from vecjac._src.core.dispatch import apply
+from vecjac._src.core.registry import REGISTRY
 
 RNG = np.random.default_rng(5)
 
 
-# -- fused segments (vecjac/_fusion.py) -----------------------------------------------------------
+# -- fused segments (vecjac/_src/transforms/function/fusion.py) -----------------------------------------------------------
 def _rk4_sensitivities(p):
     """Forward sensitivities of a small ODE, written one op at a time: a long run of
     scalar arithmetic, slices, stacks and broadcasts (a fused segment when replayed)."""
@@ -88,7 +88,7 @@ def test_large_temporaries_are_reused_only_when_no_view_of_them_lives_on():
 
 def test_chains_over_large_arrays_give_the_eager_bits():
     """Runs of element-wise ops over one large shape become one compiled loop nest
-    (vecjac/_chains.py): broadcast operands, scalars, small ops interleaved (run first),
+    (vecjac/_src/transforms/function/chains.py): broadcast operands, scalars, small ops interleaved (run first),
     an intermediate read later, sums over a middle axis (with and without keepdims). A
     sum that the Sum op computes with BLAS (inner size <= 512, here axis 1 of
     (40, 64, 16)) stays its own step: a loop nest cannot give BLAS's bits."""

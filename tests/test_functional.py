@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac import _progress as vj_progress
+from vecjac._src.core import progress as vj_progress
 from vecjac.testing import numerical_jacobian
 
 RNG = np.random.default_rng(0)
@@ -567,17 +567,6 @@ def test_progress_must_be_bool():
         _tape_jac("jacobian", progress="yes")
     with pytest.raises(TypeError, match="jacobian: progress must be a bool"):
         vj.jacobian(vj.sin, progress=1)
-
-
-# -- documentation ---------------------------------------------------------------------------
-@pytest.mark.parametrize("module", [vj._functional, vj._functional_jacobians, vj._forward,
-                                    vj._newton, vj.scipy._optimize, vj.testing])
-def test_docstring_examples_run(module):
-    import doctest
-    if module is vj.scipy._optimize:
-        pytest.importorskip("scipy")
-    result = doctest.testmod(module, extraglobs={"vj": vj, "np": np})
-    assert result.attempted > 0 and result.failed == 0
 
 
 def test_hessian_has_aux():

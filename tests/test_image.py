@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._registry import REGISTRY
+from vecjac._src.core.registry import REGISTRY
 from vecjac.testing import check_pfor
 
 RNG = np.random.default_rng(2)
@@ -22,7 +22,7 @@ def test_guide_example_has_no_gradient():
     with pytest.raises(LookupError) as info:
         tape.gradient(new_image, [image, delta])
     assert str(info.value) == "gradient registry has no entry for: AdjustContrastv2"
-    from vecjac._registry import REGISTRY
+    from vecjac._src.core.registry import REGISTRY
     assert REGISTRY["AdjustContrastv2"].has_gradient is False
 
 

@@ -7,7 +7,7 @@ import pytest
 
 import vecjac as vj
 from vecjac.testing import numerical_jacobian
-from vecjac.vectorize import structured
+from vecjac._src.transforms.pfor import structured
 
 RNG = np.random.default_rng(42)
 

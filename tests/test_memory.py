@@ -187,7 +187,7 @@ def test_no_reference_cycles_in_gradients_and_jacobians():
     assert not cyclic, f"reference cycles left behind: {sorted(set(cyclic))}"
 
 
-# -- the memory budget of dense Jacobians (vecjac/_memory.py) ----------------------------------
+# -- the memory budget of dense Jacobians (vecjac/_src/core/memory.py) ----------------------------------
 def _bratu(n):
     h2 = 1.0 / (n + 1) ** 2
 
@@ -236,7 +236,7 @@ def test_budget_chunks_show_progress(monkeypatch):
 
         def close(self):
             pass
-    from vecjac import _progress
+    from vecjac._src.core import progress as _progress
     monkeypatch.setattr(_progress, "_tqdm", lambda: Bar)
     residual, _ = _bratu(300)
     vj.set_memory_budget(64 * 1024)

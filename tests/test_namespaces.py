@@ -13,12 +13,11 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-import vecjac.ops
 
-MODULES = ["vecjac." + m.name for m in pkgutil.iter_modules(vj.__path__)] + \
-          ["vecjac.ops." + m.name for m in pkgutil.iter_modules(vecjac.ops.__path__)]
+MODULES = sorted(m.name for m in pkgutil.walk_packages(vj.__path__, "vecjac."))
 # modules that need an optional dependency (an extra), skipped where it is missing
-OPTIONAL = {"vecjac.dask": "dask.array", "vecjac._dask_blocks": "cloudpickle"}
+OPTIONAL = {"vecjac.dask": "dask.array", "vecjac._src.api.dask": "dask.array",
+            "vecjac._src.api.dask_blocks": "cloudpickle"}
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac import _newton as newton
+from vecjac._src.api import newton
 from vecjac.testing import numerical_jacobian
 
 RNG = np.random.default_rng(1)

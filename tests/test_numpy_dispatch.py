@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac import _numpy_dispatch as numpy_dispatch
+from vecjac._src.numpy import dispatch as numpy_dispatch
 from vecjac.testing import check_grads, check_pfor
 
 rng = np.random.default_rng(0)

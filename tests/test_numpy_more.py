@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac import _numpy_dispatch as vecjac_numpy
+from vecjac._src.numpy import dispatch as vecjac_numpy
 from tests.test_numpy_dispatch import check_inside_pfor, check_values_match
 from vecjac.testing import check_grads, numerical_jacobian
 

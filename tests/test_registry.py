@@ -1,6 +1,6 @@
 """Registry-driven property tests: every registered op, through its Sample specs.
 
-Each op block declares `samples = (Sample(...), ...)` (vecjac/ops/core.py): the public
+Each op block declares `samples = (Sample(...), ...)` (vecjac/_src/core/registry.py): the public
 function to call and the kind of each tensor argument. For every (op, sample), with
 values, seeds and named dims drawn by hypothesis:
 - gradients and JVPs: check_grads to order 2 (float64) against finite differences, in
@@ -29,9 +29,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import vecjac as vj
-from vecjac._registry import REGISTRY
-from vecjac._samples import Arg, Sample
-from vecjac._tensor import BorrowedTensor
+from vecjac._src.core.registry import REGISTRY
+from vecjac._src.core.samples import Arg, Sample
+from vecjac._src.core.tensor import BorrowedTensor
 from vecjac.testing import check_grads, check_pfor, numerical_jacobian
 
 

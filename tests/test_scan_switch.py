@@ -1,26 +1,19 @@
 """vj.scan / vj.foldl / vj.foldr and vj.switch_case: values against NumPy and Python loops,
 gradients in both modes, pfor against the plain loop, and the argument errors."""
 import collections
-import doctest
 
 import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac.ops import control_flow_ops, functional_ops
+from vecjac._src.composites import control_flow as control_flow_ops, scan as functional_ops
 from vecjac.testing import check_grads, check_pfor
-from vecjac.vectorize import for_loop, pfor, vectorized_map
+from vecjac.vectorize import for_loop, vectorized_map
+from vecjac.vectorize import pfor
 
 RNG = np.random.default_rng(11)
 XS = RNG.standard_normal(6)
 M = RNG.standard_normal((5, 3))
-
-
-def test_docstring_examples():
-    for module in (functional_ops, control_flow_ops):
-        result = doctest.testmod(module, extraglobs={"vj": vj, "np": np},
-                                 optionflags=doctest.ELLIPSIS)
-        assert result.failed == 0 and result.attempted > 0, module.__name__
 
 
 # -- scan: values --------------------------------------------------------------------------

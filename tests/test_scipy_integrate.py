@@ -4,7 +4,7 @@ Values are SciPy's (same solver, same options). Derivatives: against the closed-
 solution of a linear decay (first and second order, both modes), finite differences of
 SciPy's own odeint at tight tolerances (a nonlinear system, every argument: y0, t, args),
 and check_grads to order 2; pfor (vectorized_map over initial conditions, jacfwd) against
-the plain loop. The registry checks the op's first-order rules (vecjac/scipy/_odeint.py).
+the plain loop. The registry checks the op's first-order rules (vecjac/_src/api/scipy/odeint.py).
 """
 import numpy as np
 import pytest

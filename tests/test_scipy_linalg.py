@@ -4,7 +4,7 @@ batches, convolution modes), the derivatives of the compositions against finite
 differences, and the derivative rules of the matrix-function ops against independent
 formulas (scipy.linalg.expm_frechet, the Sylvester equation of sqrtm). Gradients, JVPs,
 second order and pfor of the ops themselves are the registry's (samples in
-vecjac/ops/matrix_function_ops.py and signal_ops.py).
+vecjac/_src/ops/linalg/matrix_function.py and signal_ops.py).
 """
 import numpy as np
 import pytest

@@ -1,7 +1,7 @@
 """vj.scipy.special against scipy.special itself.
 
 The ops' gradients, JVPs, second derivatives, float32 and pfor are the registry's job
-(samples in vecjac/ops/scipy_special_ops.py and bessel_ops.py). Here: values against
+(samples in vecjac/_src/ops/elementwise/scipy_special.py and bessel_ops.py). Here: values against
 SciPy (grids with edges, broadcasting, dtypes), first and second derivatives against
 SciPy's own derivative functions (ivp, jvp, polygamma, the densities of scipy.stats),
 finite differences for the compositions (logsumexp, multigammaln), the LookupError of

@@ -7,15 +7,14 @@ against the small examples of TF's documentation; derivatives against finite dif
 in forward and reverse mode; errors name the argument. pfor against the loop: TF's own
 tests in tests/vectorize/test_tf_pfor_ops.py.
 """
-import doctest
 import itertools
 
 import numpy as np
 import pytest
 
 import vecjac as vj
-import vecjac.ops.diag_ops
-import vecjac.ops.space_ops
+import vecjac._src.composites.diag
+import vecjac._src.composites.space
 from vecjac.testing import check_grads, numerical_jacobian
 
 RNG = np.random.default_rng(11)
@@ -406,9 +405,3 @@ def test_block_arguments_cannot_vary_over_a_loop():
     with pytest.raises(ValueError, match="space_to_batch_nd: block_shape cannot vary"):
         vj.vectorize.pfor(lambda i: vj.space_to_batch_nd(vj.gather(x, i), vj.stack([i + 1, 2]),
                                                           [[0, 0], [0, 0]]), 2)
-
-
-@pytest.mark.parametrize("module", [vecjac.ops.diag_ops, vecjac.ops.space_ops])
-def test_docstring_examples_run(module):
-    result = doctest.testmod(module, extraglobs={"vj": vj, "np": np})
-    assert result.attempted > 0 and result.failed == 0

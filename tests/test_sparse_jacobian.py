@@ -75,7 +75,7 @@ def test_reverse_wins_on_a_wide_jacobian():
 
 
 def test_pattern_and_coloring_are_cached_per_input_signature(monkeypatch):
-    import vecjac._sparse as module
+    import vecjac._src.api.sparse as module
     calls = []
     original = module.trace_jacobian
     monkeypatch.setattr(module, "trace_jacobian",
@@ -244,8 +244,8 @@ def test_newton_step_and_flat_hessian_sparse():
 
 # -- jit=True at every replay size threshold (issue 29) -------------------------------------------
 # vj.function's plan changes its code at these sizes (float64 elements): fused interpreted
-# segments up to 4096 (vecjac/_fusion.py MAX_SIZE), temporaries written in place from 8192
-# (vecjac/_plan.py FREE_BYTES), compiled chains from 16384 (vecjac/_chains.py MIN_SIZE; the
+# segments up to 4096 (vecjac/_src/transforms/function/fusion.py MAX_SIZE), temporaries written in place from 8192
+# (vecjac/_src/transforms/function/plan.py FREE_BYTES), compiled chains from 16384 (vecjac/_src/transforms/function/chains.py MIN_SIZE; the
 # stacked (colors, n) tangents reach it at n / colors). Each side of each, five calls: the
 # trace, the NumPy warm-up replays and the compiled ones.
 JIT_SIZES = [2000, 4096, 4100, 8192, 8200, 16384, 16400, 20000, 40000]

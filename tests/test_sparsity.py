@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._sparsity import SparsityWarning
+from vecjac._src.transforms.sparsity.tracer import SparsityWarning
 from tests.test_registry import CASES as REGISTRY_CASES, _case, _caller, _outputs, _values
 
 RNG = np.random.default_rng(0)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._context import state
+from vecjac._src.core.context import state
 
 N_THREADS = 8
 

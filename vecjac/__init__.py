@@ -4,83 +4,99 @@ TensorFlow's GradientTape API (import vecjac as vj; replace tf. with vj.), with
 Jacobians vectorized by a pfor-style loop transform. See README.md.
 
 This module only re-exports: the public surface is pinned by tests/test_namespaces.py.
-Internal modules have private names (vecjac/_tape.py ...); the public namespaces are
+Internal modules have private names (vecjac/_src/transforms/tape/tape.py ...); the public namespaces are
 vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.layers, vj.nest, vj.vectorize,
 vj.testing, vj.scipy, vj.debugging and vj.autodiff (ForwardAccumulator).
 """
 __version__ = "0.1.0"
 
 import importlib as _importlib
+import importlib.util as _importlib_util
 
-from . import _allocator
+from vecjac._src.core import allocator as _allocator
 
-_allocator.tune()  # glibc keeps large temporaries for reuse (see vecjac/_allocator.py)
+_allocator.tune()  # glibc keeps large temporaries for reuse (see vecjac/_src/core/allocator.py)
 
-from ._tensor import (Tensor, constant, is_tensor,  # noqa: E402
-                      float16, float32, float64, int8, int16, int32, int64, uint8,
-                      complex64, complex128)
-from ._dispatch import convert_to_tensor  # noqa: E402
-from ._variables import Module, Variable  # noqa: E402
-from ._errors import (NotDifferentiableWarning, conversion_policy,  # noqa: E402
-                      set_conversion_policy)
-from ._unconnected import UnconnectedGradients  # noqa: E402
-from ._memory import set_memory_budget  # noqa: E402
-from ._registry import defop  # noqa: E402
-from . import ops as _ops  # noqa: E402  (loads the op library)
-from ._numpy_dispatch import array_function as _array_function  # noqa: E402,F401
-from ._tape import GradientTape  # noqa: E402
-from ._jacobians import InteractingExamplesWarning  # noqa: E402
-from ._gradients import (RegisterGradient, custom_gradient, recompute_grad,  # noqa: E402
-                         stop_gradient)
-from .ops.math_ops import (add, subtract, multiply, divide, truediv, negative, pow,  # noqa
-                           maximum, minimum, squared_difference, floordiv, floormod)
-from .ops.logic_ops import (equal, not_equal, less, less_equal, greater,  # noqa: E402
-                            greater_equal, logical_and, logical_or, logical_xor,
-                            logical_not, cast, where)
-from .ops.unary_ops import *  # noqa: F401,F403,E402
-from .ops.special_ops import *  # noqa: F401,F403,E402
-from .ops.reduce_ops import *  # noqa: F401,F403,E402
-from .ops.linear_ops import *  # noqa: F401,F403,E402
-from .ops.einsum_ops import *  # noqa: F401,F403,E402
-from .ops.norm_ops import *  # noqa: F401,F403,E402
-from .ops.array_ops import *  # noqa: F401,F403,E402
-from .ops.index_ops import *  # noqa: F401,F403,E402
-from .ops.creation_ops import *  # noqa: F401,F403,E402
-from .ops.layout_ops import *  # noqa: F401,F403,E402
-from .ops.sort_ops import *  # noqa: F401,F403,E402
-from .ops.onehot_ops import *  # noqa: F401,F403,E402
-from .ops.control_flow_ops import *  # noqa: F401,F403,E402
-from .ops.functional_ops import *  # noqa: F401,F403,E402  (scan, foldl, foldr)
-from .ops.nn_ops import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)
-from .ops.tf_math_ops import add_n, atan2, scalar_mul  # noqa: F401,E402  (tf.add_n ...)
-from .ops.space_ops import batch_to_space, space_to_batch, space_to_batch_nd  # noqa: F401,E402
+from vecjac._src.core.tensor import (Tensor, constant, is_tensor, float16, float32, float64, int8,  # noqa: E402
+                                     int16, int32, int64, uint8, complex64, complex128)
+from vecjac._src.core.dispatch import convert_to_tensor  # noqa: E402
+from vecjac._src.core.variables import Module, Variable  # noqa: E402
+from vecjac._src.core.errors import (NotDifferentiableWarning, conversion_policy,  # noqa: E402
+                                     set_conversion_policy)
+from vecjac._src.core.unconnected import UnconnectedGradients  # noqa: E402
+from vecjac._src.core.memory import set_memory_budget  # noqa: E402
+from vecjac._src.core.registry import defop  # noqa: E402
+from vecjac._src import all_ops as _all_ops  # noqa: E402,F401  (loads the op library)
+from vecjac._src.numpy.dispatch import array_function as _array_function  # noqa: E402,F401
+from vecjac._src.transforms.tape.tape import GradientTape  # noqa: E402
+from vecjac._src.transforms.tape.jacobians import InteractingExamplesWarning  # noqa: E402
+from vecjac._src.transforms.tape.gradients import (RegisterGradient, custom_gradient,  # noqa: E402
+                                                   recompute_grad, stop_gradient)
+from vecjac._src.ops.elementwise.arithmetic import (add, subtract, multiply, divide, truediv,  # noqa
+                                                    negative, pow, maximum, minimum,
+                                                    squared_difference, floordiv, floormod)
+from vecjac._src.ops.elementwise.logic import (equal, not_equal, less, less_equal, greater,  # noqa: E402
+                                               greater_equal, logical_and, logical_or, logical_xor,
+                                               logical_not, cast, where)
+from vecjac._src.ops.elementwise.unary import *  # noqa: F401,F403,E402
+from vecjac._src.ops.elementwise.special import *  # noqa: F401,F403,E402
+from vecjac._src.ops.reduce.reductions import *  # noqa: F401,F403,E402
+from vecjac._src.ops.linalg.products import *  # noqa: F401,F403,E402
+from vecjac._src.ops.linalg.einsum import *  # noqa: F401,F403,E402
+from vecjac._src.composites.norm import *  # noqa: F401,F403,E402
+from vecjac._src.ops.array.shaping import *  # noqa: F401,F403,E402
+from vecjac._src.ops.array.indexing import *  # noqa: F401,F403,E402
+from vecjac._src.ops.array.creation import *  # noqa: F401,F403,E402
+from vecjac._src.ops.array.layout import *  # noqa: F401,F403,E402
+from vecjac._src.ops.reduce.sort import *  # noqa: F401,F403,E402
+from vecjac._src.ops.array.onehot import *  # noqa: F401,F403,E402
+from vecjac._src.composites.control_flow import *  # noqa: F401,F403,E402
+from vecjac._src.composites.scan import *  # noqa: F401,F403,E402  (scan, foldl, foldr)
+from vecjac._src.ops.nn.activations import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)
+from vecjac._src.composites.tf_math import (add_n, atan2, linspace, scalar_mul)  # noqa: F401,E402  (tf.add_n ...)
+from vecjac._src.composites.space import (batch_to_space, space_to_batch, space_to_batch_nd)  # noqa: F401,E402
 # TF names that shadow Python builtins, kept out of the star-exported __all__ lists
-from .ops.creation_ops import range  # noqa: F401,E402,A004
-from .ops.layout_ops import slice  # noqa: F401,E402,A004
-from .ops.unary_ops import abs, round  # noqa: F401,E402,A004
-from . import math, nn, linalg, random, vectorize, nest, testing, layers, image  # noqa: E402
-from . import autodiff  # noqa: E402
-from . import debugging  # noqa: F401,E402  (tf.debugging.check_numerics)
-from .vectorize import vectorized_map  # noqa: F401,E402
-from ._functional import grad, value_and_grad, vjp, jvp, linearize, hvp  # noqa: F401,E402
-from ._functional_jacobians import (jacobian, jacrev, jacfwd, batch_jacobian,  # noqa: E402
-                                    hessian)
-from ._newton import flat_hessian, newton_step, unflatten_like  # noqa: F401,E402
-from ._sparsity import jacobian_sparsity, hessian_sparsity  # noqa: F401,E402
-from ._sparse import sparse_jacobian, sparse_hessian  # noqa: F401,E402
-from ._function import TensorSpec, function  # noqa: F401,E402
-from . import scipy  # noqa: F401,E402
+from vecjac._src.ops.array.creation import range  # noqa: F401,E402,A004
+from vecjac._src.ops.array.layout import slice  # noqa: F401,E402,A004
+from vecjac._src.ops.elementwise.unary import abs, round  # noqa: F401,E402,A004
+from vecjac import math, nn, linalg, random, vectorize, image  # noqa: E402
+from vecjac._src.core import nest  # noqa: E402
+from vecjac._src.api import testing, layers  # noqa: E402
+from vecjac import autodiff  # noqa: E402
+from vecjac import debugging  # noqa: F401,E402  (tf.debugging.check_numerics)
+from vecjac.vectorize import vectorized_map  # noqa: F401,E402
+from vecjac._src.api.functional import (grad, value_and_grad, vjp, jvp, linearize, hvp)  # noqa: F401,E402
+from vecjac._src.api.jacobians import (jacobian, jacrev, jacfwd, batch_jacobian, hessian)  # noqa: E402
+from vecjac._src.api.newton import flat_hessian, newton_step, unflatten_like  # noqa: F401,E402
+from vecjac._src.api.sparsity import (jacobian_sparsity, hessian_sparsity)  # noqa: F401,E402
+from vecjac._src.api.sparse import sparse_jacobian, sparse_hessian  # noqa: F401,E402
+from vecjac._src.api.function import TensorSpec, function  # noqa: F401,E402
+from vecjac import scipy  # noqa: F401,E402
 
 
 def __getattr__(name):
     # vj.dask is optional (pip install vecjac[dask]) and dask.array takes 0.7 s to import:
-    # loaded on first use, not with vecjac
+    # loaded on first use, not with vecjac. Without the extra the attribute does not exist
+    # (AttributeError, so hasattr and inspect.getmembers work), and the message says why.
     if name == "dask":
-        return _importlib.import_module(".dask", __name__)
+        try:
+            return _importlib.import_module(".dask", __name__)
+        except ImportError as e:
+            raise AttributeError(f"module 'vecjac' has no attribute 'dask': {e}") from e
     raise AttributeError(f"module 'vecjac' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | {"dask"})
+    names = set(globals())
+    if "dask" in names or _dask_installed():
+        names.add("dask")
+    return sorted(names)
 
-from ._tensor import bool_ as bool  # noqa: A004,E402  (TF spells it vj.bool)
+
+def _dask_installed():
+    try:
+        return all(_importlib_util.find_spec(m) is not None for m in ("dask", "cloudpickle"))
+    except ValueError:  # a module present in sys.modules as None (blocked): not installed
+        return False
+
+from vecjac._src.core.tensor import bool_ as bool  # noqa: A004,E402  (TF spells it vj.bool)

@@ -1,3 +1,3 @@
 """vj.autodiff: TF's tf.autodiff namespace (ForwardAccumulator, GradientTape)."""
-from ._forward import ForwardAccumulator  # noqa: F401
-from ._tape import GradientTape  # noqa: F401
+from vecjac._src.transforms.forward.accumulator import ForwardAccumulator  # noqa: F401
+from vecjac._src.transforms.tape.tape import GradientTape  # noqa: F401

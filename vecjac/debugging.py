@@ -1,2 +1,2 @@
 """vj.debugging: TF's tf.debugging namespace (check_numerics)."""
-from .ops.debugging_ops import *  # noqa: F401,F403
+from vecjac._src.ops.elementwise.debugging import *  # noqa: F401,F403

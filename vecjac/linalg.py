@@ -1,8 +1,8 @@
 """vj.linalg: TF's tf.linalg namespace."""
-from .ops.linear_ops import matmul, matrix_transpose  # noqa: F401
-from .ops.linalg_ops import *  # noqa: F401,F403
-from .ops.diag_ops import *  # noqa: F401,F403
-from .ops.decomposition_ops import *  # noqa: F401,F403
-from .ops.qr_ops import *  # noqa: F401,F403
-from .ops.norm_ops import *  # noqa: F401,F403
-from .ops.tf_math_ops import cross  # noqa: F401,E402  (tf.linalg.cross)
+from vecjac._src.composites.diag import *  # noqa: F401,F403
+from vecjac._src.composites.norm import *  # noqa: F401,F403
+from vecjac._src.composites.tf_math import cross  # noqa: F401,E402  (tf.linalg.cross)
+from vecjac._src.ops.linalg.decomposition import *  # noqa: F401,F403
+from vecjac._src.ops.linalg.matrix import *  # noqa: F401,F403
+from vecjac._src.ops.linalg.products import matmul, matrix_transpose  # noqa: F401
+from vecjac._src.ops.linalg.qr import *  # noqa: F401,F403

@@ -1,7 +1,8 @@
 """vj.nn: TF's tf.nn namespace."""
-from .ops.nn_ops import *  # noqa: F401,F403
-from .ops.conv_ops import *  # noqa: F401,F403,E402
-from .ops.tf_math_ops import top_k  # noqa: F401,E402  (tf.nn.top_k is tf.math.top_k)
-from .ops.space_ops import depth_to_space, space_to_batch, space_to_depth  # noqa: F401,E402
-from .ops.sparse_xent_ops import *  # noqa: F401,F403,E402
-from .ops.nn_layer_ops import *  # noqa: F401,F403,E402
+from vecjac._src.composites.conv import *  # noqa: F401,F403,E402
+from vecjac._src.composites.nn_layers import *  # noqa: F401,F403,E402
+from vecjac._src.composites.space import (depth_to_space, space_to_batch,  # noqa: F401,E402
+                                          space_to_depth)
+from vecjac._src.composites.sparse_xent import *  # noqa: F401,F403,E402
+from vecjac._src.composites.tf_math import top_k  # noqa: F401,E402  (tf.nn.top_k is tf.math.top_k)
+from vecjac._src.ops.nn.activations import *  # noqa: F401,F403

@@ -1,2 +1,2 @@
 """vj.random: seeded random tensors (TF's tf.random namespace)."""
-from .ops.random_ops import *  # noqa: F401,F403
+from vecjac._src.ops.random.sampling import *  # noqa: F401,F403

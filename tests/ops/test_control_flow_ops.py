@@ -4,7 +4,8 @@ import pytest
 
 import vecjac as vj
 from vecjac.testing import check_grads, check_pfor
-from vecjac.vectorize import for_loop, pfor, vectorized_map
+from vecjac.vectorize import for_loop, vectorized_map
+from vecjac.vectorize import pfor
 
 RNG = np.random.default_rng(7)
 XS = np.array([-1.5, -0.3, 0.4, 2.0, 0.9, -2.2])

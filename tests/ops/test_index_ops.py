@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._registry import lib
+from vecjac._src.core.registry import lib
 from tests.ops.test_array_ops import ITERS, check_float32, check_pfor_combos, rand
 from vecjac.testing import check_grads, check_pfor
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._registry import REGISTRY
-from vecjac.ops import kernels
+from vecjac._src.core.registry import REGISTRY
+from vecjac._src.ops import kernels
 
 
 @pytest.fixture(autouse=True)
@@ -108,7 +108,7 @@ def test_outer_rows_matches_numpy(dtype):
 
 def test_one_off_calls_stay_with_numpy_and_repeated_ones_compile():
     code = ("import sys, numpy as np\n"
-            "from vecjac.ops import kernels\n"
+            "from vecjac._src.ops import kernels\n"
             "d, r = np.ones((8, 100)), np.ones((8, 64))\n"
             "used = [kernels.outer_rows(d, r) is not None for _ in range(3)]\n"
             "print(used, 'numba' in sys.modules)\n"

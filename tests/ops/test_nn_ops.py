@@ -252,7 +252,7 @@ def test_batch_normalization():
 
 # -- top-level names and bad inputs ----------------------------------------------------------
 def test_top_level_names():
-    from vecjac.ops import nn_ops
+    from vecjac._src.ops.nn import activations as nn_ops
     for name in nn_ops.__all__:
         assert getattr(vj, name) is getattr(vj.nn, name)
     assert vj.nn.swish is vj.nn.silu

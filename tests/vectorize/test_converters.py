@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vecjac as vj
-from vecjac._registry import REGISTRY
+from vecjac._src.core.registry import REGISTRY
 from vecjac.testing import check_pfor
-from vecjac.vectorize import converters
+from vecjac._src.transforms.pfor import converters
 
 # at least 8 examples; more under the "thorough" profile (tests/conftest.py)
 SETTINGS = settings(max_examples=max(8, settings.default.max_examples), deadline=None,
@@ -48,8 +48,8 @@ def _attrs(name):
     return {}
 # linalg ops reuse `elementwise` / `broadcasting` for their batch semantics but need
 # square matrices: their own tests cover them
-MATRIX_MODULES = {"vecjac.ops.linalg_ops", "vecjac.ops.matrix_function_ops",
-                  "vecjac.ops.adjugate_ops", "vecjac.ops.qr_ops"}
+MATRIX_MODULES = {"vecjac._src.ops.linalg.matrix", "vecjac._src.ops.linalg.matrix_function",
+                  "vecjac._src.ops.linalg.adjugate", "vecjac._src.ops.linalg.qr"}
 # three broadcasting inputs: their registry samples cover every stacked combination
 TERNARY = {"SelectV2", "Betainc"}
 

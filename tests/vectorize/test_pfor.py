@@ -7,7 +7,8 @@ import pytest
 
 import vecjac as vj
 from vecjac.testing import check_pfor
-from vecjac.vectorize import FallbackWarning, for_loop, pfor, vectorized_map
+from vecjac.vectorize import FallbackWarning, for_loop, vectorized_map
+from vecjac.vectorize import pfor
 
 RNG = np.random.default_rng(0)
 X = RNG.standard_normal((5, 3))

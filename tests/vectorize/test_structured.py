@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._registry import REGISTRY
+from vecjac._src.core.registry import REGISTRY
 from vecjac.testing import check_pfor, numerical_jacobian
 from vecjac.vectorize import pfor
-from vecjac.vectorize import structured
-from vecjac.vectorize.structured import OneHotStacked
+from vecjac._src.transforms.pfor import structured
+from vecjac._src.transforms.pfor.structured import OneHotStacked
 
 
 @pytest.fixture(autouse=True)

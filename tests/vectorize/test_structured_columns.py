@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac._registry import REGISTRY
-from vecjac._dispatch import apply
-from vecjac.ops.onehot_ops import BatchJacobianSeed
+from vecjac._src.core.registry import REGISTRY
+from vecjac._src.core.dispatch import apply
+from vecjac._src.ops.array.onehot import BatchJacobianSeed
 from vecjac.testing import check_pfor
 from vecjac.vectorize import pfor
-from vecjac.vectorize import structured
-from vecjac.vectorize.structured import OneHotStacked, OuterStacked
+from vecjac._src.transforms.pfor import structured
+from vecjac._src.transforms.pfor.structured import OneHotStacked, OuterStacked
 
 
 @pytest.fixture(autouse=True)

@@ -78,7 +78,8 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from vecjac.vectorize import for_loop, pfor, vectorized_map
+from vecjac.vectorize import for_loop, vectorized_map
+from vecjac.vectorize import pfor
 
 RNG = np.random.default_rng(2018)
 

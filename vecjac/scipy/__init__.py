@@ -1,7 +1,7 @@
 """vj.scipy: vecjac and SciPy.
 
 - adapters for scipy.optimize (`fun_and_jac`, `hess`, `hessp`, `minimize`, `root`):
-  vecjac/scipy/_optimize.py;
+  vecjac/_src/api/scipy/optimize.py;
 - differentiable versions of SciPy functions, with SciPy's signatures:
   `vj.scipy.special` (special functions; the ufuncs among them also dispatch from
   `scipy.special.<name>(tensor)`), `vj.scipy.stats` (distributions' logpdf, pdf, cdf,
@@ -13,8 +13,8 @@ namespaces load at their first use (together about 10 ms that `import vecjac` sa
 """
 import importlib as _importlib
 
-from ._optimize import fun_and_jac, hess, hessp, minimize, root  # noqa: F401
-from ._jac import jac  # noqa: F401
+from vecjac._src.api.scipy.jac import jac  # noqa: F401
+from vecjac._src.api.scipy.optimize import fun_and_jac, hess, hessp, minimize, root  # noqa: F401
 
 _LAZY = ("integrate", "linalg", "signal", "special", "stats")
 

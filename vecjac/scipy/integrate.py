@@ -1,11 +1,11 @@
-"""vj.scipy.integrate: scipy.integrate.odeint, differentiable (vecjac/scipy/_odeint.py).
+"""vj.scipy.integrate: scipy.integrate.odeint, differentiable (vecjac/_src/api/scipy/odeint.py).
 
     >>> import numpy as np, vecjac as vj
     >>> decay = lambda y, t, k: -k * y
-    >>> vj.grad(lambda k: vj.scipy.integrate.odeint(decay, 1.0, [0.0, 1.0], args=(k,))[1, 0])(
-    ...     np.array(0.5)).numpy().round(6)                       # d exp(-k) / dk
+    >>> float(vj.grad(lambda k: vj.scipy.integrate.odeint(decay, 1.0, [0.0, 1.0], args=(k,))[1, 0])(
+    ...     np.array(0.5)).numpy().round(6))                       # d exp(-k) / dk
     -0.606531
 """
-from ._odeint import odeint
+from vecjac._src.api.scipy.odeint import odeint
 
 __all__ = ["odeint"]

@@ -3,7 +3,8 @@
 The family converters (`elementwise`, `broadcasting`, `reduction`, `axis_shift`) are the
 library's own pfor rules; `vj.defop(..., converter=vj.vectorize.elementwise)` gives a
 user op the same rule."""
-from .converters import axis_shift, broadcasting, elementwise, reduction  # noqa: F401
-from .fallback import FallbackWarning, converter_coverage  # noqa: F401
-from .pfor import PFor, for_loop, pfor, vectorized_map  # noqa: F401
-from .stacked import StackedTensor, Unstacked  # noqa: F401
+from vecjac._src.transforms.pfor.converters import (axis_shift, broadcasting,  # noqa: F401
+                                                    elementwise, reduction)
+from vecjac._src.transforms.pfor.fallback import FallbackWarning, converter_coverage  # noqa: F401
+from vecjac._src.transforms.pfor.pfor import PFor, for_loop, pfor, vectorized_map  # noqa: F401
+from vecjac._src.transforms.pfor.stacked import StackedTensor, Unstacked  # noqa: F401

@@ -1,0 +1,332 @@
+"""Hessians across several variables and damped Newton steps.
+
+TF's guide builds the Hessian of a loss over several variables by "careful concatenation
+and slicing"; `flat_hessian` does it once: the variables are flattened in order (nest
+order for nests) into one vector of length n = sum of their sizes, and the result is the
+(n, n) Hessian over that vector. `unflatten_like(variables)` splits a flat vector back
+into the variables' shapes. `newton_step` solves (H + damping I) d = g and applies
+`variable.assign_sub(d_k)`, after checking that the loss, gradient, Hessian and step are
+finite (a NaN step would overwrite every variable).
+"""
+import importlib
+import math
+import numbers
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+
+from vecjac._src.api.fn_args import strict
+from vecjac._src.api.sparse import variables_hessian
+from vecjac._src.composites.norm import norm
+from vecjac._src.core import nest
+from vecjac._src.core.context import state, value_read
+from vecjac._src.core.dispatch import convert_to_tensor
+from vecjac._src.core.tensor import Tensor
+from vecjac._src.core.unconnected import UnconnectedGradients
+from vecjac._src.core.variables import Variable
+from vecjac._src.ops.array.creation import eye
+from vecjac._src.ops.array.shaping import concat, reshape
+from vecjac._src.ops.elementwise.arithmetic import add, multiply
+from vecjac._src.ops.linalg.matrix import solve
+from vecjac._src.transforms.tape.tape import GradientTape
+
+__all__ = ["flat_hessian", "unflatten_like", "newton_step", "Unflatten", "NewtonStep",
+           "CG_THRESHOLD"]
+
+#: newton_step forms the (n, n) Hessian and solves up to this many parameters; above it,
+#: it runs Hessian-free conjugate gradient with Hessian-vector products (memory O(n)).
+CG_THRESHOLD = 2000
+
+_ZERO = UnconnectedGradients.ZERO
+
+
+class Unflatten:
+    """Splits a flat vector of length `size` into Tensors shaped like the variables.
+
+    `unflatten(flat)` returns the variables' nest (a list for a list of variables);
+    `unflatten.flatten(tensors)` is the inverse (one (size,) Tensor). Attributes:
+    `shapes`, `sizes`, `size`, `dtype`.
+    """
+
+    def __init__(self, variables):
+        self._structure = variables
+        leaves = nest.flatten(variables)
+        self.shapes = tuple(tuple(v.shape) for v in leaves)
+        self.sizes = tuple(int(math.prod(s)) for s in self.shapes)
+        self.size = sum(self.sizes)
+        self.dtype = leaves[0].dtype
+
+    def __call__(self, flat):
+        flat = convert_to_tensor(flat, name="unflatten: flat")
+        if flat.shape != (self.size,):
+            raise ValueError(f"unflatten: flat must have shape ({self.size},) (the total "
+                             f"size of the variables), got shape {flat.shape}")
+        out, start = [], 0
+        for shape, size in zip(self.shapes, self.sizes):
+            out.append(reshape(flat[start:start + size], shape))
+            start += size
+        return nest.pack_sequence_as(self._structure, out)
+
+    def flatten(self, tensors):
+        leaves = nest.flatten(tensors)
+        if len(leaves) != len(self.shapes):
+            raise ValueError(f"Unflatten.flatten: expected {len(self.shapes)} tensors, got "
+                             f"{len(leaves)}")
+        parts = []
+        for k, (t, shape) in enumerate(zip(leaves, self.shapes)):
+            t = convert_to_tensor(t, name="Unflatten.flatten")
+            if tuple(t.shape) != shape:
+                raise ValueError(f"Unflatten.flatten: tensor {k} has shape {t.shape}, "
+                                 f"expected {shape}")
+            parts.append(reshape(t, [-1]))
+        return concat(parts, axis=0)
+
+    def __repr__(self):
+        return f"Unflatten(shapes={self.shapes})"
+
+
+class NewtonStep(NamedTuple):
+    """What `newton_step` returns (Python numbers, for logging; 0-d Tensors while a
+    vj.function traces, so that the replay reports each call's values)."""
+    loss: float          # loss before the step
+    grad_norm: float     # ||g|| before the step
+    step_norm: float     # ||d||, the step subtracted from the variables
+    method: str          # "solve" (dense Hessian) or "cg" (Hessian-free)
+    cg_iterations: int   # 0 for "solve"
+
+
+def _check_variables(variables, what, need_variables):
+    leaves = nest.flatten(variables)
+    if not leaves:
+        raise ValueError(f"{what}: variables must be a non-empty list of Variables")
+    allowed = (Variable,) if need_variables else (Variable, Tensor)
+    for k, v in enumerate(leaves):
+        if not isinstance(v, allowed):
+            kind = "vj.Variable (they are updated in place)" if need_variables else \
+                "vj.Variable or vj.Tensor"
+            raise TypeError(f"{what}: variables[{k}] must be a {kind}, got "
+                            f"{type(v).__name__}")
+        if v.dtype.kind != "f":
+            raise TypeError(f"{what}: variables[{k}] must be floating point, got dtype "
+                            f"{v.dtype}")
+    dtypes = sorted({str(v.dtype) for v in leaves})
+    if len(dtypes) > 1:
+        raise TypeError(f"{what}: all variables must share one dtype to form one Hessian, "
+                        f"got {', '.join(dtypes)}")
+    return leaves
+
+
+def _record_gradient(loss_fn, leaves, what):
+    """(loss, flat gradient g, persistent tape that recorded g's computation)."""
+    if not callable(loss_fn):
+        raise TypeError(f"{what}: loss_fn must be a callable taking no arguments, got "
+                        f"{type(loss_fn).__name__}")
+    outer = strict(GradientTape(persistent=True), what)
+    with outer:
+        outer.watch(leaves)
+        with strict(GradientTape(), what) as inner:
+            inner.watch(leaves)
+            loss = loss_fn()
+            loss = convert_to_tensor(loss, name=f"{what}: loss_fn output")
+            if loss.shape != ():
+                raise ValueError(f"{what}: loss_fn must return a scalar, got shape "
+                                 f"{loss.shape}; reduce it (e.g. vj.reduce_mean)")
+            if loss.dtype.kind != "f":
+                raise TypeError(f"{what}: loss_fn must return a floating scalar, got dtype "
+                                f"{loss.dtype}")
+        grads = inner.gradient(loss, leaves, unconnected_gradients=_ZERO)
+        g = concat([reshape(gk, [-1]) for gk in grads], axis=0)
+    return loss, g, outer
+
+
+def _dense_hessian(outer, g, leaves):
+    n = g.shape[0]
+    blocks = outer.jacobian(g, leaves, unconnected_gradients=_ZERO)
+    return concat([reshape(b, [n, -1]) for b in blocks], axis=1)
+
+
+def flat_hessian(loss_fn, variables, sparse=False):
+    """The (n, n) Hessian of `loss_fn()` over all `variables`, flattened and concatenated.
+
+    `loss_fn` takes no arguments and returns a scalar (it reads the variables, TF style).
+    `variables`: Variables or Tensors (a list or nest), all of one float dtype;
+    n = sum of their sizes, in nest order, each flattened in C order. Returns the (n, n)
+    Tensor; `vj.unflatten_like(variables)` splits an (n,) vector (a Newton step, an
+    eigenvector of H) back into the variables' shapes.
+
+    >>> w, b = vj.Variable(np.ones((2, 2))), vj.Variable(np.zeros(2))
+    >>> H = vj.flat_hessian(lambda: vj.reduce_sum(w ** 2) * vj.reduce_sum(b ** 2), [w, b])
+    >>> H.shape, [t.shape for t in vj.unflatten_like([w, b])(np.arange(6.0))]
+    ((6, 6), [(2, 2), (2,)])
+
+    `sparse=True` returns the Hessian as a scipy.sparse.csr_array instead, computed from
+    its detected sparsity pattern (one Hessian-vector product per color; see
+    vj.sparse_hessian; pattern and coloring are cached per loss_fn and variables).
+    """
+    what = "flat_hessian"
+    leaves = _check_variables(variables, what, need_variables=False)
+    sparse = _check_sparse(sparse, what)
+    _, g, outer = _record_gradient(loss_fn, leaves, what)
+    return variables_hessian(loss_fn, leaves, outer, g, what) if sparse else \
+        _dense_hessian(outer, g, leaves)
+
+
+def _check_sparse(sparse, what):
+    if not isinstance(sparse, (bool, np.bool_)):
+        raise TypeError(f"{what}: sparse must be a bool, got {sparse!r}")
+    return bool(sparse)
+
+
+def _sparse_solve(H, g, damping, what):
+    """(H + damping I)^-1 g with a sparse LU factorization (scipy.sparse.linalg)."""
+    sp = importlib.import_module("scipy.sparse")
+    linalg = importlib.import_module("scipy.sparse.linalg")
+    A = (H + damping * sp.eye_array(H.shape[0], dtype=H.dtype, format="csr")).tocsc()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", linalg.MatrixRankWarning)
+        try:
+            d = linalg.spsolve(A, g)
+        except (RuntimeError, linalg.MatrixRankWarning):
+            d = np.full_like(g, np.nan)
+    if not np.all(np.isfinite(d)):
+        raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
+                         "increase damping")
+    return d
+
+
+def unflatten_like(variables):
+    """An `Unflatten` for `variables` (the order and sizes `flat_hessian` uses):
+    `unflatten(flat)` splits an (n,) vector into Tensors shaped like the variables, in
+    their nest; `unflatten.flatten(tensors)` is the inverse.
+
+    >>> w, b = vj.Variable(np.ones((2, 2))), vj.Variable(np.zeros(2))
+    >>> [t.shape for t in vj.unflatten_like([w, b])(np.arange(6.0))]
+    [(2, 2), (2,)]
+    """
+    _check_variables(variables, "unflatten_like", need_variables=False)
+    return Unflatten(variables)
+
+
+def _all_finite(array):
+    return bool(np.all(np.isfinite(array)))
+
+
+def _check_finite(value, name, what):
+    """ValueError naming `name` when `value` (a Tensor or an ndarray) holds NaN or inf: a
+    Newton step computed from it would overwrite the variables with NaN. For a Tensor the
+    check is a value-dependent choice: vj.function re-checks it at replay (a guard)."""
+    if isinstance(value, Tensor):
+        value_read(value, "internal", _all_finite)
+        value = value._value
+    if not _all_finite(value):
+        bad = int(np.size(value) - np.count_nonzero(np.isfinite(value)))
+        raise ValueError(f"{what}: the {name} is not finite ({bad} of {np.size(value)} "
+                         "entries are NaN or inf); the variables were left unchanged")
+
+
+def _conjugate_gradient(matvec, b, tol, max_iters):
+    """Solve A d = b for symmetric A by CG; stops at negative curvature.
+
+    On negative or zero curvature at the first iteration it returns b itself (a gradient
+    step); later, the iterate so far (still a descent direction).
+    """
+    d = np.zeros_like(b)
+    r = b.copy()
+    p = r.copy()
+    rr = float(r @ r)
+    stop = (tol * np.sqrt(float(b @ b))) ** 2
+    k = 0
+    while k < max_iters and rr > stop:
+        Ap = matvec(p)
+        curvature = float(p @ Ap)
+        if curvature <= 0:
+            if k == 0:
+                d = b.copy()
+            break
+        alpha = rr / curvature
+        d += alpha * p
+        r -= alpha * Ap
+        rr_new = float(r @ r)
+        p = r + (rr_new / rr) * p
+        rr = rr_new
+        k += 1
+    return d, k
+
+
+def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
+                cg_max_iters=None, sparse=False):
+    """Apply one damped Newton update to `variables`: solve (H + damping I) d = g, then
+    `v.assign_sub(d_v)` for each variable. Returns a `NewtonStep` (loss before the step,
+    gradient norm, step norm, method, CG iterations).
+
+    H and g are the Hessian and gradient of `loss_fn()` (no arguments, scalar) over all
+    variables at once (see `flat_hessian`). `method="auto"` forms H and solves it (LU
+    solve, never an inverse) when n <= vj.newton.CG_THRESHOLD (2000 parameters) and
+    otherwise runs Hessian-free conjugate gradient with Hessian-vector products (memory
+    O(n); `cg_tol` relative residual, at most `cg_max_iters` iterations, default
+    min(n, 200)); "solve" or "cg" force one. `damping` >= 0 (Levenberg style) keeps the
+    system well-posed; a Hessian that is not positive definite needs enough damping to
+    give a descent step (CG stops at negative curvature). `sparse=True` forms the Hessian
+    as a sparse matrix from its detected pattern (see vj.sparse_hessian) and solves with
+    a sparse LU (scipy.sparse.linalg), for any n: large problems with sparse Hessians.
+
+    >>> x = vj.Variable([3.0, -2.0])
+    >>> vj.newton_step(lambda: vj.reduce_sum((x - 1.0) ** 2), [x], damping=0.0).loss
+    13.0
+    """
+    what = "newton_step"
+    leaves = _check_variables(variables, what, need_variables=True)
+    sparse = _check_sparse(sparse, what)
+    if (not isinstance(damping, numbers.Real) or isinstance(damping, bool)
+            or not np.isfinite(damping) or damping < 0):
+        raise ValueError(f"{what}: damping must be a finite number >= 0, got {damping!r}")
+    if method not in ("auto", "solve", "cg"):
+        raise ValueError(f"{what}: method must be 'auto', 'solve' or 'cg', got {method!r}")
+    if not isinstance(cg_tol, numbers.Real) or isinstance(cg_tol, bool) or not cg_tol > 0:
+        raise ValueError(f"{what}: cg_tol must be a positive number, got {cg_tol!r}")
+    if cg_max_iters is not None and (not isinstance(cg_max_iters, numbers.Integral)
+                                     or isinstance(cg_max_iters, bool) or cg_max_iters < 1):
+        raise ValueError(f"{what}: cg_max_iters must be a positive int or None, got "
+                         f"{cg_max_iters!r}")
+    unflatten = Unflatten(variables)
+    n = unflatten.size
+    if method == "auto":
+        method = "solve" if n <= CG_THRESHOLD or sparse else "cg"
+    loss, g, outer = _record_gradient(loss_fn, leaves, what)
+    _check_finite(loss, "loss", what)
+    _check_finite(g, "gradient", what)
+    iterations = 0
+    if method == "solve" and sparse:
+        H = variables_hessian(loss_fn, leaves, outer, g, what)
+        d = Tensor(_sparse_solve(H, g.numpy().astype(unflatten.dtype), damping, what))
+    elif method == "solve":
+        # vecjac ops throughout (a LU solve, never an inverse), so that vj.function
+        # replays the whole step
+        H = _dense_hessian(outer, g, leaves)
+        _check_finite(H, "Hessian", what)
+        A = add(H, multiply(eye(n, dtype=H.dtype), damping)) if damping else H
+        try:
+            d = reshape(solve(A, reshape(g, [n, 1])), [n])
+        except np.linalg.LinAlgError:
+            raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
+                             "increase damping") from None
+    else:
+        g_np = g.numpy().astype(unflatten.dtype)
+
+        def matvec(p):
+            hv = outer.gradient(g, leaves, output_gradients=Tensor(p.astype(g_np.dtype)),
+                                unconnected_gradients=_ZERO)
+            hv = unflatten.flatten(hv).numpy()
+            _check_finite(hv, "Hessian-vector product", what)
+            return hv + damping * p
+        max_iters = min(n, 200) if cg_max_iters is None else int(cg_max_iters)
+        d_np, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
+        d = Tensor(d_np.astype(unflatten.dtype, copy=False))
+    _check_finite(d, "Newton step", what)  # e.g. overflow in the solve
+    for var, piece in zip(leaves, nest.flatten(unflatten(d))):
+        var.assign_sub(piece)
+    report = [loss, norm(g), norm(d)]
+    if not state.observers:  # Python numbers, except in a trace (see NewtonStep)
+        report = [float(t.numpy()) for t in report]
+    return NewtonStep(*report, method, iterations)

@@ -1,0 +1,186 @@
+"""Op, the op registry, and `lib`: the op library as seen from rules.
+
+An op is one class block: `forward` on NumPy arrays, and beside it the rules each
+transform uses, all written with vecjac ops (so that they are themselves differentiable,
+vectorizable and traceable):
+- `gradient(entry, *cotangents)`: the VJP, one cotangent (or None) per input;
+- `jvp(entry, *tangents)`: the JVP, one tangent (or None) per output; tangents of inputs
+  that do not vary are None. Families supply it (vecjac/_src/transforms/forward/rules.py); None means the
+  rule derived from the VJP (vecjac/_src/transforms/forward/accumulator.py);
+- `converter(cx, *inputs, **attrs)`: the pfor rule (vecjac/_src/transforms/pfor/converters.py);
+- `structured(cx, *inputs, **attrs)`: optional pfor rule for structured one-hot seeds;
+- `pattern(cx, *inputs, **attrs)`: the sparsity rule (vecjac/_src/transforms/sparsity/patterns.py);
+- `samples`: how the registry tests call it.
+Rules are functions of the op (`converter = broadcasting` binds like a method), so that
+family rules are written once and shared. `@register` instantiates the block and files
+it under its TF-style name.
+
+`lib` is the op library's public functions and primitives by their Python names, filled
+as op modules load. Rules that need an op of a module loaded after their own (a
+reduction's gradient broadcasts, broadcast_to's gradient reduces) and the transforms
+(which import no concrete op) reach it as `lib.reshape`, `lib.GatherV2`: late binding
+instead of an import cycle.
+"""
+import sys
+
+# The modules of the built-in primitives: their rules are trusted (pfor does not re-check a
+# converter's result), and vj.function's replay knows their forwards (a user op named "Mul"
+# is not NumPy's multiply).
+BUILTIN_OP_PREFIX = "vecjac._src.ops."
+
+
+def is_builtin(op):
+    """True for the primitives of vecjac's own op library (vecjac/_src/ops/)."""
+    return type(op).__module__.startswith(BUILTIN_OP_PREFIX)
+
+
+class Op:
+    """Base of every primitive. Subclass, set `name`, write `forward` and `gradient`."""
+
+    name = None
+    differentiable = True   # False: never recorded (comparisons, argmax, integer ops)
+    n_outputs = 1           # forward returns a tuple when > 1
+    converter = None        # pfor rule, or None for the while-loop fallback
+    structured = None       # pfor rule for one-hot structured inputs (vectorize/structured.py)
+    jvp = None              # forward-mode rule, or None for the one derived from gradient
+    derivative = None       # elementwise ops: (x, y) arrays -> dy/dx, the factor that
+                            # `gradient` multiplies by, computed in NumPy (forward mode's
+                            # fast path when no transform sees the primal values)
+    value_and_derivative = None  # x -> (y, dy/dx) arrays in one pass, for ops where that
+                            # is cheaper than forward then derivative (sin and cos)
+    pattern = None          # sparsity rule (vecjac/_src/transforms/sparsity/patterns.py); None: conservative
+    has_gradient = True     # False: a float op whose gradient is not implemented
+    samples = ()            # Sample specs: how tests/test_registry.py calls this op
+    covered_by = None       # internal op: name of the op whose gradient checks cover it
+    stateful = False        # True: each run may differ (random draws); vj.function replays
+                            # it on every call, never folds or merges it
+    shape_only = False      # True: the outputs depend on the inputs' shapes and dtypes only
+                            # (zeros_like): vj.function's plans hold them as constants
+    checked_converter = True  # pfor checks what the converter returns (set by register)
+    stacked_attrs = None    # layout ops: attrs -> the attrs that compute every iteration
+                            # at once on inputs stacked on a new axis 0 (pfor's fast path)
+    stacked_forward = None  # (cx, *Tensors, **attrs) -> every iteration's output at once
+                            # (an array) from plain Tensors, a stacked one (cx.stacked)
+                            # holding all iterations on axis 0; or None (pfor's fast path)
+
+    def forward(self, *arrays, **attrs):
+        raise NotImplementedError
+
+    def gradient(self, entry, *cotangents):
+        raise LookupError(f"gradient registry has no entry for: {self.name}")
+
+    def __call__(self, *inputs, **attrs):
+        return lib.apply(self, *inputs, **attrs)
+
+    def __repr__(self):
+        return f"<Op {self.name}>"
+
+
+REGISTRY = {}
+
+
+class Library:
+    """Namespace of the op library (see the module docstring)."""
+
+    def __getattr__(self, name):
+        raise AttributeError(f"the op library has no function or op {name!r} (is the "
+                             "module that defines it loaded?)")
+
+    def publish(self, namespace, names):
+        """Make `names` of a module's `namespace` (its globals()) reachable as lib.<name>."""
+        for name in names:
+            setattr(self, name, namespace[name])
+
+
+lib = Library()
+
+
+def register(cls):
+    """Class decorator: instantiate an Op block and file it in REGISTRY by name."""
+    op = cls()
+    if not op.name:
+        raise ValueError(f"Op class {cls.__name__} has no name")
+    if op.name in REGISTRY:  # two blocks under one name: the second would replace the first
+        raise ValueError(f"register: an op named {op.name!r} is already registered "
+                         f"({type(REGISTRY[op.name]).__module__}.{type(REGISTRY[op.name]).__name__})")
+    if "gradient" not in _own_attrs(cls) and op.differentiable:
+        op.has_gradient = False
+    # the op library's converters are tested against the loop for every sample; pfor
+    # checks the contract only for the others (vj.defop), as it runs for every op
+    op.checked_converter = not is_builtin(op)
+    REGISTRY[op.name] = op
+    setattr(lib, cls.__name__, op)
+    return op
+
+
+def _own_attrs(cls):
+    names = set()
+    for klass in cls.__mro__:
+        if klass is Op:
+            break
+        names.update(vars(klass))
+    return names
+
+
+class Entry:
+    """One recorded op: what a gradient or jvp rule receives (TF calls it `op`)."""
+
+    __slots__ = ("op", "inputs", "outputs", "attrs", "needs")
+
+    def __init__(self, op, inputs, outputs, attrs):
+        self.op = op
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.needs = None  # per input: is its cotangent wanted (set by the backward pass)
+
+    @property
+    def type(self):
+        return self.op.name
+
+    def __repr__(self):
+        return f"<Entry {self.op.name} {[t.shape for t in self.inputs]}>"
+
+
+def defop(name, forward, gradient=None, converter=None, jvp=None, n_outputs=1,
+          differentiable=True):
+    """Extension API: a new primitive from plain functions; returns the registered Op.
+
+    `forward(*arrays, **attrs)` works on NumPy arrays. The optional rules follow the
+    contract of the built-in ones (vecjac/_src/core/registry.py) and may be the library's family
+    rules (`vj.vectorize.elementwise`, `vj.vectorize.broadcasting`):
+    - `gradient(entry, *cotangents)` returns one cotangent per input, with vecjac ops
+      (add one later with vj.RegisterGradient);
+    - `jvp(entry, *tangents)` returns the output tangent(s); without one, forward mode
+      derives it from `gradient`;
+    - `converter(op, cx, *inputs, **attrs)` is the pfor rule (without one, pfor runs this
+      op once per iteration, with a FallbackWarning).
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"defop: name must be a non-empty string, got {name!r}")
+    if name in REGISTRY:
+        raise ValueError(f"defop: an op named {name!r} is already registered")
+    if not callable(forward):
+        raise TypeError(f"defop: forward must be callable, got {type(forward).__name__}")
+    for arg, rule in (("gradient", gradient), ("converter", converter), ("jvp", jvp)):
+        if rule is not None and not callable(rule):
+            raise TypeError(f"defop: {arg} must be callable or None, got "
+                            f"{type(rule).__name__}")
+    if not isinstance(n_outputs, int) or isinstance(n_outputs, bool) or n_outputs < 1:
+        raise ValueError(f"defop: n_outputs must be a positive int, got {n_outputs!r}")
+    attrs = {"name": name, "n_outputs": n_outputs, "differentiable": bool(differentiable),
+             "forward": staticmethod(forward),
+             # the caller's module, so that the registry tests tell user ops from ours
+             "__module__": sys._getframe(1).f_globals.get("__name__", "__main__")}
+    if converter is not None:
+        attrs["converter"] = converter  # binds like a built-in family rule: (op, cx, ...)
+    if gradient is not None:
+        attrs["gradient"] = staticmethod(gradient)
+    if jvp is not None:
+        attrs["jvp"] = staticmethod(jvp)
+    cls = type(name, (Op,), attrs)
+    op = cls()
+    if gradient is None and op.differentiable:
+        op.has_gradient = False
+    REGISTRY[name] = op
+    return op

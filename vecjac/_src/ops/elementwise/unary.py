@@ -1,0 +1,477 @@
+"""Element-wise math: exp, log, trigonometric, hyperbolic, roots, rounding, erf, and the
+two-argument special functions xlogy / xdivy.
+
+Each op keeps the input's dtype for floats (integers follow NumPy: exp(int) is float64;
+bool inputs are rejected, NumPy would silently give float16). Gradients reuse the forward
+output where that is cheaper (exp, sqrt, tanh).
+"""
+
+import numpy as np
+
+from vecjac._src.core.dispatch import apply, to_input
+from vecjac._src.core.registry import Op, lib, register
+from vecjac._src.core.samples import Arg, Sample
+from vecjac._src.ops import kernels
+from vecjac._src.ops.array.creation import zeros_like
+from vecjac._src.transforms.forward.rules import self_adjoint
+from vecjac._src.transforms.pfor.converters import elementwise
+from vecjac._src.transforms.sparsity import patterns
+
+__all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
+           "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
+           "acosh", "atanh", "floor", "ceil", "reciprocal", "is_nan", "is_inf",
+           "is_finite"]
+# abs and round are exported explicitly (vecjac/__init__.py, vecjac/math.py): in __all__
+# they would shadow Python's builtins in modules that star-import this one.
+
+
+class _Unary(Op):
+    jvp = self_adjoint
+    pattern = patterns.elementwise
+    converter = elementwise
+
+
+@register
+class Exp(_Unary):
+    name = "Exp"
+    samples = (Sample("exp", Arg.float(2, "n")), Sample("exp", Arg.float()))
+    samples += (Sample("exp", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
+
+    def forward(self, x):
+        return np.exp(x)
+
+    def gradient(self, e, g):
+        return g * e.outputs[0]
+
+
+@register
+class Log(_Unary):
+    name = "Log"
+    samples = (Sample("log", Arg.positive(2, "n")), Sample("log", Arg.positive()))
+
+    def forward(self, x):
+        return np.log(x)
+
+    def gradient(self, e, g):
+        return g / e.inputs[0]
+
+
+@register
+class Log1p(_Unary):
+    name = "Log1p"
+    samples = (Sample("log1p", Arg.float(2, "n", lo=-0.5)), Sample("log1p", Arg.float(lo=-0.5)))
+
+    def forward(self, x):
+        return np.log1p(x)
+
+    def gradient(self, e, g):
+        return g / (e.inputs[0] + 1)
+
+
+@register
+class Expm1(_Unary):
+    name = "Expm1"
+    samples = (Sample("expm1", Arg.float(2, "n")), Sample("expm1", Arg.float()))
+
+    def forward(self, x):
+        return np.expm1(x)
+
+    def gradient(self, e, g):
+        return g * (e.outputs[0] + 1)
+
+    def derivative(self, x, y):
+        return y + 1
+
+
+@register
+class Sqrt(_Unary):
+    name = "Sqrt"
+    samples = (Sample("sqrt", Arg.positive(2, "n")), Sample("sqrt", Arg.positive()))
+
+    def forward(self, x):
+        return np.sqrt(x)
+
+    def gradient(self, e, g):
+        return g * (0.5 / e.outputs[0])
+
+    def derivative(self, x, y):
+        return 0.5 / y
+
+
+@register
+class Rsqrt(_Unary):
+    name = "Rsqrt"
+    samples = (Sample("rsqrt", Arg.positive(2, "n")), Sample("rsqrt", Arg.positive()))
+
+    def forward(self, x):
+        return 1 / np.sqrt(x)
+
+    def gradient(self, e, g):
+        y = e.outputs[0]
+        return g * (-0.5 * y * y * y)
+
+    def derivative(self, x, y):
+        return -0.5 * y * y * y
+
+
+@register
+class Square(_Unary):
+    name = "Square"
+    samples = (Sample("square", Arg.float(2, "n")), Sample("square", Arg.float()))
+
+    def forward(self, x):
+        return x * x
+
+    def gradient(self, e, g):
+        return g * (2 * e.inputs[0])
+
+    def derivative(self, x, y):
+        return 2 * x
+
+
+@register
+class Abs(_Unary):
+    name = "Abs"
+    samples = (Sample("abs", Arg.float(2, "n")), Sample("abs", Arg.float()))
+
+    def forward(self, x):
+        return np.abs(x)
+
+    def gradient(self, e, g):
+        return g * sign(e.inputs[0])
+
+
+@register
+class Sign(_Unary):
+    name = "Sign"
+    samples = (Sample("sign", Arg.float(2, "n")), Sample("sign", Arg.float()))
+
+    def forward(self, x):
+        return np.sign(x)
+
+    def gradient(self, e, g):
+        return zeros_like(e.inputs[0])
+
+
+@register
+class Sin(_Unary):
+    name = "Sin"
+    samples = (Sample("sin", Arg.float(2, "n")), Sample("sin", Arg.float()))
+
+    def forward(self, x):
+        return np.sin(x)
+
+    def gradient(self, e, g):
+        return g * cos(e.inputs[0])
+
+    def derivative(self, x, y):
+        return Cos.forward(x)
+
+    def value_and_derivative(self, x):
+        both = kernels.sincos(x)
+        return (np.sin(x), np.cos(x)) if both is None else both
+
+
+@register
+class Cos(_Unary):
+    name = "Cos"
+    samples = (Sample("cos", Arg.float(2, "n")), Sample("cos", Arg.float()))
+
+    def forward(self, x):
+        return np.cos(x)
+
+    def gradient(self, e, g):
+        return g * -sin(e.inputs[0])
+
+    def derivative(self, x, y):
+        return -Sin.forward(x)
+
+    def value_and_derivative(self, x):
+        both = kernels.sincos(x)
+        return (np.cos(x), -np.sin(x)) if both is None else (both[1], -both[0])
+
+
+@register
+class Tan(_Unary):
+    name = "Tan"
+    samples = (Sample("tan", Arg.float(2, "n", lo=-1.2, hi=1.2)),
+               Sample("tan", Arg.float(lo=-1.2, hi=1.2)))
+
+    def forward(self, x):
+        return np.tan(x)
+
+    def gradient(self, e, g):
+        y = e.outputs[0]
+        return g * (1 + y * y)
+
+    def derivative(self, x, y):
+        return 1 + y * y
+
+
+@register
+class Asin(_Unary):
+    name = "Asin"
+    samples = (Sample("asin", Arg.float(2, "n", lo=-0.8, hi=0.8)),
+               Sample("asin", Arg.float(lo=-0.8, hi=0.8)))
+
+    def forward(self, x):
+        return np.arcsin(x)
+
+    def gradient(self, e, g):
+        x = e.inputs[0]
+        return g * rsqrt(1 - x * x)
+
+    def derivative(self, x, y):
+        return Rsqrt.forward(1 - x * x)
+
+
+@register
+class Acos(_Unary):
+    name = "Acos"
+    samples = (Sample("acos", Arg.float(2, "n", lo=-0.8, hi=0.8)),
+               Sample("acos", Arg.float(lo=-0.8, hi=0.8)))
+
+    def forward(self, x):
+        return np.arccos(x)
+
+    def gradient(self, e, g):
+        x = e.inputs[0]
+        return g * -rsqrt(1 - x * x)
+
+    def derivative(self, x, y):
+        return -Rsqrt.forward(1 - x * x)
+
+
+@register
+class Atan(_Unary):
+    name = "Atan"
+    samples = (Sample("atan", Arg.float(2, "n")), Sample("atan", Arg.float()))
+
+    def forward(self, x):
+        return np.arctan(x)
+
+    def gradient(self, e, g):
+        x = e.inputs[0]
+        return g / (1 + x * x)
+
+
+@register
+class Sinh(_Unary):
+    name = "Sinh"
+    samples = (Sample("sinh", Arg.float(2, "n")), Sample("sinh", Arg.float()))
+
+    def forward(self, x):
+        return np.sinh(x)
+
+    def gradient(self, e, g):
+        return g * cosh(e.inputs[0])
+
+    def derivative(self, x, y):
+        return Cosh.forward(x)
+
+
+@register
+class Cosh(_Unary):
+    name = "Cosh"
+    samples = (Sample("cosh", Arg.float(2, "n")), Sample("cosh", Arg.float()))
+
+    def forward(self, x):
+        return np.cosh(x)
+
+    def gradient(self, e, g):
+        return g * sinh(e.inputs[0])
+
+    def derivative(self, x, y):
+        return Sinh.forward(x)
+
+
+@register
+class Tanh(_Unary):
+    name = "Tanh"
+    samples = (Sample("tanh", Arg.float(2, "n")), Sample("tanh", Arg.float()))
+
+    def forward(self, x):
+        return np.tanh(x)
+
+    def gradient(self, e, g):
+        y = e.outputs[0]
+        return g * (1 - y * y)
+
+    def derivative(self, x, y):
+        return 1 - y * y
+
+
+@register
+class Asinh(_Unary):
+    name = "Asinh"
+    samples = (Sample("asinh", Arg.float(2, "n")), Sample("asinh", Arg.float()))
+
+    def forward(self, x):
+        return np.arcsinh(x)
+
+    def gradient(self, e, g):
+        x = e.inputs[0]
+        return g * rsqrt(x * x + 1)
+
+    def derivative(self, x, y):
+        return Rsqrt.forward(x * x + 1)
+
+
+@register
+class Acosh(_Unary):
+    name = "Acosh"
+    samples = (Sample("acosh", Arg.float(2, "n", lo=1.2, hi=3.0)),
+               Sample("acosh", Arg.float(lo=1.2, hi=3.0)))
+
+    def forward(self, x):
+        return np.arccosh(x)
+
+    def gradient(self, e, g):
+        x = e.inputs[0]
+        return g * rsqrt(x * x - 1)
+
+    def derivative(self, x, y):
+        return Rsqrt.forward(x * x - 1)
+
+
+@register
+class Atanh(_Unary):
+    name = "Atanh"
+    samples = (Sample("atanh", Arg.float(2, "n", lo=-0.8, hi=0.8)),
+               Sample("atanh", Arg.float(lo=-0.8, hi=0.8)))
+
+    def forward(self, x):
+        return np.arctanh(x)
+
+    def gradient(self, e, g):
+        x = e.inputs[0]
+        return g / (1 - x * x)
+
+
+@register
+class Reciprocal(_Unary):
+    name = "Reciprocal"
+    samples = (Sample("reciprocal", Arg.positive(2, "n")), Sample("reciprocal", Arg.positive()))
+
+    def forward(self, x):
+        return 1 / x
+
+    def gradient(self, e, g):
+        y = e.outputs[0]
+        return g * -(y * y)
+
+    def derivative(self, x, y):
+        return -(y * y)
+
+
+class _Rounding(_Unary):
+    """Piecewise constant: gradient zero almost everywhere (as TF)."""
+
+    def gradient(self, e, g):
+        return zeros_like(e.inputs[0])
+
+
+@register
+class Floor(_Rounding):
+    name = "Floor"
+    samples = (Sample("floor", Arg.float(2, "n")), Sample("floor", Arg.float()))
+
+    def forward(self, x):
+        return np.floor(x)
+
+
+@register
+class Ceil(_Rounding):
+    name = "Ceil"
+    samples = (Sample("ceil", Arg.float(2, "n")), Sample("ceil", Arg.float()))
+
+    def forward(self, x):
+        return np.ceil(x)
+
+
+@register
+class Round(_Rounding):
+    name = "Round"
+    samples = (Sample("round", Arg.float(2, "n")), Sample("round", Arg.float()))
+
+    def forward(self, x):
+        return np.round(x)  # half to even, as TF
+
+
+class _Predicate(_Unary):
+    differentiable = False
+
+
+@register
+class IsNan(_Predicate):
+    name = "IsNan"
+    samples = (Sample("is_nan", Arg.float(2, "n")), Sample("is_nan", Arg.float()))
+
+    def forward(self, x):
+        return np.isnan(x)
+
+
+@register
+class IsInf(_Predicate):
+    name = "IsInf"
+    samples = (Sample("is_inf", Arg.float(2, "n")), Sample("is_inf", Arg.float()))
+
+    def forward(self, x):
+        return np.isinf(x)
+
+
+@register
+class IsFinite(_Predicate):
+    name = "IsFinite"
+    samples = (Sample("is_finite", Arg.float(2, "n")), Sample("is_finite", Arg.float()))
+
+    def forward(self, x):
+        return np.isfinite(x)
+
+
+# -- public functions: element-wise, output shape = x.shape ------------------------------
+def _unary(op, x, fn):
+    x = to_input(x, (), fn, "x")
+    if x.dtype.kind not in "iufc":
+        raise TypeError(f"{fn}: x must be a numeric (int, float or complex) tensor, got "
+                        f"dtype {x.dtype}")
+    return apply(op, x)
+
+
+def _real_unary(op, x, fn):
+    x = to_input(x, (), fn, "x")
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"{fn}: x must be a real (int or float) tensor, got dtype {x.dtype}")
+    return apply(op, x)
+
+
+def exp(x, name=None): return _unary(Exp, x, "exp")
+def log(x, name=None): return _unary(Log, x, "log")
+def log1p(x, name=None): return _unary(Log1p, x, "log1p")
+def expm1(x, name=None): return _unary(Expm1, x, "expm1")
+def sqrt(x, name=None): return _unary(Sqrt, x, "sqrt")
+def rsqrt(x, name=None): return _unary(Rsqrt, x, "rsqrt")
+def square(x, name=None): return _unary(Square, x, "square")
+def abs(x, name=None): return _unary(Abs, x, "abs")  # noqa: A001 (TF's name)
+def sign(x, name=None): return _unary(Sign, x, "sign")
+def sin(x, name=None): return _unary(Sin, x, "sin")
+def cos(x, name=None): return _unary(Cos, x, "cos")
+def tan(x, name=None): return _unary(Tan, x, "tan")
+def asin(x, name=None): return _unary(Asin, x, "asin")
+def acos(x, name=None): return _unary(Acos, x, "acos")
+def atan(x, name=None): return _unary(Atan, x, "atan")
+def sinh(x, name=None): return _unary(Sinh, x, "sinh")
+def cosh(x, name=None): return _unary(Cosh, x, "cosh")
+def tanh(x, name=None): return _unary(Tanh, x, "tanh")
+def asinh(x, name=None): return _unary(Asinh, x, "asinh")
+def acosh(x, name=None): return _unary(Acosh, x, "acosh")
+def atanh(x, name=None): return _unary(Atanh, x, "atanh")
+def floor(x, name=None): return _real_unary(Floor, x, "floor")
+def ceil(x, name=None): return _real_unary(Ceil, x, "ceil")
+def round(x, name=None): return _real_unary(Round, x, "round")  # noqa: A001 (TF's name)
+def reciprocal(x, name=None): return _unary(Reciprocal, x, "reciprocal")
+def is_nan(x, name=None): return _real_unary(IsNan, x, "is_nan")
+def is_inf(x, name=None): return _real_unary(IsInf, x, "is_inf")
+def is_finite(x, name=None): return _real_unary(IsFinite, x, "is_finite")
+
+lib.publish(globals(), __all__ + ['abs'])

@@ -1,0 +1,231 @@
+"""Plan capture for vj.function: record the primitive forwards that one call executes.
+
+`Capture` is an observer on the transform stack (vecjac/_src/core/context.py). While the Python
+function runs eagerly, apply() tells it about every forward that runs (`ran`), including
+the forwards of backward passes, pfor converters, JVPs and structured-seed rules;
+Variables tell it about reads and assignments; every value read by Python (Tensor
+conversions, vecjac's own value-dependent choices) reaches `value_read`. Each Tensor it
+meets gets a *slot*:
+- input slots: the Tensors of the arguments;
+- variable reads: `var._value`, read again at replay at the same point of the plan;
+- constants: Tensors it did not see being computed (vj.constant, NumPy arrays converted
+  by ops, seeds built in Python), and the outputs of ops whose inputs are all constants
+  (folded at trace time, unless the op is stateful, like a random draw);
+- computed slots: the outputs of recorded steps.
+A value read by Python becomes a guard (slot, test, expected): replay re-evaluates the
+test as soon as the slot is computed and gives up on a mismatch (the caller retraces).
+`Plan(capture, output_slots)` (vecjac/_src/transforms/function/plan.py) turns the record into a replayable
+program; `where(c, x, y)` on a constant uniform c and shape-only ops (zeros_like) leave
+no step at all.
+"""
+import numpy as np
+
+from vecjac._src.core.context import Transform, state
+from vecjac._src.core.errors import _call_site
+from vecjac._src.core.registry import lib
+from vecjac._src.core.tensor import Tensor
+from vecjac._src.core.variables import Variable
+
+# Ops whose outputs (all inputs constant) are not folded above this size: holding a
+# large constant in the plan costs memory for as long as the function lives.
+FOLD_LIMIT = 1 << 24
+
+
+def _exact(v):
+    """The whole value (the default test): shape, dtype and bytes."""
+    v = np.asarray(v)
+    return v.shape, v.dtype.str, v.tobytes()
+
+
+def _float_key(v):
+    return float(v).hex()  # NaN equals NaN, -0.0 differs from 0.0
+
+
+def _complex_key(v):
+    c = complex(v)
+    return c.real.hex(), c.imag.hex()
+
+
+# What Python computed from the value, by conversion (vecjac/_src/core/context.py: READS)
+TESTS = {"__bool__": bool, "__float__": _float_key, "__int__": int, "__index__": int,
+         "__complex__": _complex_key, "__array__": _exact, "numpy": _exact,
+         "internal": _exact}
+
+
+class Step:
+    """One step of a captured call. kind: "op" (op.forward on slots), "read" (a
+    Variable's current value), "assign" (var.<method>(slot)), "guard" (test(slot) must
+    equal expected)."""
+
+    __slots__ = ("kind", "op", "ins", "attrs", "outs", "var", "method", "test",
+                 "expected", "how", "site", "into")
+
+    def __init__(self, kind, op=None, ins=(), attrs=None, outs=(), var=None, method=None,
+                 test=None, expected=None, how=None, site=None):
+        self.kind, self.op, self.ins, self.attrs, self.outs = kind, op, ins, attrs, outs
+        self.var, self.method = var, method
+        self.test, self.expected, self.how, self.site = test, expected, how, site
+        self.into = None  # an op writing into a dead input's buffer (vecjac/_src/transforms/function/plan.py)
+
+    def __repr__(self):
+        if self.kind == "op":
+            return f"<Step {self.op.name} {list(self.ins)} -> {list(self.outs)}>"
+        return f"<Step {self.kind} {list(self.ins)} -> {list(self.outs)}>"
+
+
+class Capture(Transform):
+    """The recording side of vj.function (see the module docstring): enter it, add the
+    inputs, run the function, and map its outputs with `slot`."""
+
+    roles = ("observers",)
+
+    def __init__(self):
+        self.slot_of = {}      # id(Tensor) -> slot
+        self.alive = []        # every Tensor met: ids stay unique while tracing
+        self.consts = {}       # slot -> ndarray
+        self.meta = []         # slot -> (shape, dtype)
+        self.roots = []        # slot -> id of the array owning its memory at trace time
+        self.owned = []        # slot -> its value owned its memory (not a view)
+        self.contiguous = []   # slot -> its value was C-contiguous
+        self.steps = []
+        self.inputs = []       # input slots, in argument order
+        self.read_of = {}      # id(Variable) -> (read Tensor, slot) of its latest read
+        self.variables = {}    # Variable tid -> Variable (reads seen)
+
+    # -- slots ------------------------------------------------------------------------------
+    def _new(self, t, mapped=True):
+        slot = len(self.meta)
+        v = t._value
+        self.meta.append((v.shape, v.dtype))
+        base = v.base
+        self.roots.append(id(v if base is None else base))
+        self.owned.append(base is None)
+        self.contiguous.append(v.flags.c_contiguous)
+        if mapped:
+            self.slot_of[id(t)] = slot
+            self.alive.append(t)
+        return slot
+
+    def add_input(self, t):
+        slot = self._new(t)
+        self.inputs.append(slot)
+        return slot
+
+    def _const(self, t):
+        slot = self._new(t)
+        self.consts[slot] = t._value
+        return slot
+
+    def _lookup(self, t):
+        """The slot of a Tensor met before (a loop value: its plain stacked value);
+        None for a Tensor never seen (a constant, for ops) or a structured loop value."""
+        while True:
+            slot = self.slot_of.get(id(t))
+            if slot is not None:
+                return slot
+            if type(t) is Tensor:
+                return None
+            plain = getattr(t, "_plain", None)  # StackedTensor (LazyStacked: materialized)
+            if plain is None:
+                return None
+            t = plain
+
+    def slot(self, t):
+        slot = self._lookup(t)
+        if slot is not None:
+            return slot
+        var = self.variables.get(t._tid)
+        if var is not None and t._value is var._value:  # a read of a known Variable
+            return self._read(var, t)
+        return self._const(t)
+
+    # -- the observer role (vecjac/_src/core/dispatch.py: apply) -----------------------------------
+    def ran(self, op, tensors, outputs, attrs):
+        get, consts = self.slot_of.get, self.consts
+        ins = tuple([get(id(t)) for t in tensors])
+        if None in ins:
+            ins = tuple([self.slot(t) if s is None else s for s, t in zip(ins, tensors)])
+        if not op.stateful:
+            folds = op.shape_only
+            if not folds:
+                for s in ins:
+                    if s not in consts:
+                        break
+                else:
+                    folds = True
+            if folds and all(o._value.nbytes <= FOLD_LIMIT for o in outputs):
+                for o in outputs:
+                    self._const(o)
+                return
+            if op is lib.Select and ins[0] in consts and self._select(ins, outputs[0]):
+                return
+        outs = tuple([self._new(o) for o in outputs])
+        self.steps.append(Step("op", op, ins, attrs, outs))
+
+    def _select(self, ins, out):
+        """where(c, x, y) with a constant c true (false) everywhere is x (y), when that
+        has the output's shape and dtype: the output is that slot, with no step (Pow's
+        gradient selects on `exponent == 0` with a constant exponent)."""
+        c = self.consts[ins[0]]
+        if c.size and c.all():
+            pick = ins[1]
+        elif not c.any():
+            pick = ins[2]
+        else:
+            return False
+        v = out._value
+        if self.meta[pick] != (v.shape, v.dtype):
+            return False
+        self.slot_of[id(out)] = pick
+        self.alive.append(out)
+        return True
+
+    def variable_read(self, var):
+        """A Variable was read (vecjac/_src/core/variables.py: read_value tells its watchers)."""
+        self._read(var, var._read)
+
+    def _read(self, var, t):
+        known = self.read_of.get(id(var))
+        if known is not None and known[0] is t:
+            return known[1]
+        self.variables[var._tid] = var
+        slot = self._new(t)
+        self.read_of[id(var)] = (t, slot)
+        self.steps.append(Step("read", outs=(slot,), var=var))
+        return slot
+
+    def assigned(self, var, method, value):
+        """var.<method>(value) ran (assign, assign_add, assign_sub): a step of the plan."""
+        if isinstance(value, Variable):
+            value = value.read_value()
+        if isinstance(value, Tensor):
+            slot = self.slot(value)
+        else:
+            slot = self._const(Tensor(np.array(value)))
+        self.read_of.pop(id(var), None)
+        self.steps.append(Step("assign", ins=(slot,), var=var, method=method))
+
+    def value_read(self, tensor, how, test=None):
+        slot = self._lookup(tensor)
+        if slot is None:
+            var = self.variables.get(tensor._tid)
+            if var is None or tensor._value is not var._value:
+                return  # a constant: its value cannot change
+            slot = self._read(var, tensor)
+        if slot in self.consts:
+            return
+        test = test or TESTS.get(how, _exact)  # other reads (a NumPy fallback): the value
+        file, line, _ = _call_site()
+        self.steps.append(Step("guard", ins=(slot,), test=test,
+                               expected=test(tensor._value), how=how,
+                               site=f"{file}:{line}"))
+
+    def __enter__(self):
+        self._push()
+        state.variable_watchers.append(self.variable_read)
+        return self
+
+    def __exit__(self, *exc):
+        state.variable_watchers.remove(self.variable_read)
+        self._pop()
+        return False

@@ -1,0 +1,364 @@
+"""Plan: the flat program of one traced call (vecjac/_src/transforms/function/capture.py), and its replay.
+
+A plan is the list of steps the trace recorded, minus those whose results nothing uses
+(stateful steps, assignments and guards always stay), with every guard moved up to just
+after the step that computes its slot: a replay that is going to fail stops early.
+
+Before replay: large element-wise temporaries are written into a dead input's buffer
+(`_in_place`), runs of element-wise steps over one large shape become one compiled loop
+nest (vecjac/_src/transforms/function/chains.py), and runs of small element-wise and layout steps one compiled
+interpreter program (vecjac/_src/transforms/function/fusion.py); all three give the bits of the NumPy steps.
+
+Replay runs the steps as one generated Python function: a line per step,
+`s7 = f3(s2, c5, axis=a3_0)`, with the forwards, constants and attributes bound as
+globals, so that a step costs a call of the op's forward and nothing else (no Tensor, no
+validation, no dispatch, no recording); very long plans run as a loop over the steps
+instead (compiling would cost more). Large intermediates are deleted after their last
+use, as eager execution frees them. A guard that does not hold returns a `Failed`
+marker; the Variables the plan assigns are restored first, so that the caller can run
+the function again from the start.
+
+`run_recorded` replays the same steps through apply() instead, as Tensors, for the
+transforms active at call time (a tape or accumulator outside the function): they see
+the ops exactly as an eager call would show them.
+"""
+import functools
+import itertools
+import keyword
+import math
+
+import numpy as np
+
+from vecjac._src.core.context import value_read
+from vecjac._src.core.dispatch import apply
+from vecjac._src.core.registry import REGISTRY, is_builtin
+from vecjac._src.core.tensor import Tensor
+from vecjac._src.transforms.function.chains import chain
+from vecjac._src.transforms.function.fusion import fuse
+
+# Plans of more steps replay in a loop over the steps instead of generated code: compiling
+# costs about 50 us per step, once; the loop about 0.3 us per step and call.
+COMPILE_STEPS = 4000
+# Intermediates at least this large are deleted after their last use (smaller ones live
+# until the replay returns: a `del` costs more than the memory it would save).
+FREE_BYTES = 1 << 16
+
+_names = itertools.count()
+
+
+class Failed:
+    """What a replay returns when a guard does not hold: the guard's step."""
+
+    __slots__ = ("step",)
+
+    def __init__(self, step):
+        self.step = step
+
+
+class Plan:
+    """The replayable program of one trace. `run(arrays)` takes the input values (in
+    the order of capture.inputs) and returns the output values (in the order of
+    `out_slots`) or a Failed marker."""
+
+    def __init__(self, capture, out_slots, name="f"):
+        self.name = name
+        self.inputs = tuple(capture.inputs)
+        self.out_slots = tuple(out_slots)
+        self.steps = _schedule(capture.steps, self.out_slots)
+        used = {s for step in self.steps for s in step.ins} | set(self.out_slots)
+        self.consts = {s: v for s, v in capture.consts.items() if s in used}
+        self.meta = capture.meta
+        self.assigned = tuple({id(s.var): s.var for s in self.steps
+                               if s.kind == "assign"}.values())
+        self.n_ops = sum(s.kind == "op" for s in self.steps)
+        self.guards = [s for s in self.steps if s.kind == "guard"]
+        # one-off ops (custom gradients) carry Python state from the trace: tapes outside
+        # must not record them from a replay
+        self.recordable = all(REGISTRY.get(s.op.name) is s.op
+                              for s in self.steps if s.kind == "op")
+        returned = set(self.out_slots)
+
+        def generate(steps, ins, outs):
+            if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
+                return _interpreter(steps, ins, outs, self.consts)
+            return _generate(steps, ins, outs, self.consts, self.meta, name)
+        interpret = functools.partial(_interpreter, consts=self.consts)
+        self.fused_steps = fuse(chain(self.steps, self.meta, capture.contiguous, returned,
+                                      interpret),
+                                self.meta, self.consts, returned, interpret)
+        # In-place writes are decided on the order the replay runs: chain() hoists steps
+        # ahead of a chain, so a step that is the last reader of a buffer in the traced
+        # order may run before the chain that still reads it (issue 29: a hoisted
+        # `6 * exp(u)` wrote into exp(u) before the chain's `seed * exp(u)` read it).
+        _in_place(self.fused_steps, capture, returned)
+        self._replay = generate(self.fused_steps, self.inputs, self.out_slots)
+
+    def run(self, arrays):
+        saved = [(v, v._value) for v in self.assigned] if self.assigned else None
+        try:
+            out = self._replay(*arrays)
+        except BaseException:
+            if saved:
+                _restore(saved)
+            raise
+        if saved and type(out) is Failed:
+            _restore(saved)
+        return out
+
+    def run_recorded(self, tensors):
+        """The replay as apply() calls on Tensors (see the module docstring): Tensors
+        out, or Failed."""
+        saved = [(v, v._value) for v in self.assigned] if self.assigned else None
+        values = dict(zip(self.inputs, tensors))
+        consts = self.consts
+
+        def get(s):
+            t = values.get(s)
+            if t is None:
+                t = values[s] = Tensor(consts[s])
+            return t
+        try:
+            for step in self.steps:
+                kind = step.kind
+                if kind == "op":
+                    out = apply(step.op, *[get(s) for s in step.ins], **(step.attrs or {}))
+                    values.update(zip(step.outs, out if type(out) is tuple else (out,)))
+                elif kind == "guard":
+                    t = get(step.ins[0])
+                    value_read(t, step.how, step.test)
+                    if step.test(t._value) != step.expected:
+                        if saved:
+                            _restore(saved)
+                        return Failed(step)
+                elif kind == "read":
+                    values[step.outs[0]] = step.var.read_value()
+                else:
+                    getattr(step.var, step.method)(get(step.ins[0]))
+        except BaseException:
+            if saved:
+                _restore(saved)
+            raise
+        return [get(s) for s in self.out_slots]
+
+    def describe(self):
+        """The generated replay function's source (for debugging)."""
+        return self._replay.__source__
+
+
+def _restore(saved):
+    for var, value in saved:
+        var._value = value
+        var._read = None
+
+
+def _schedule(steps, out_slots):
+    """The steps that matter, guards moved up to just after the step computing their
+    slot (guards on inputs first)."""
+    needed = set(out_slots)
+    kept = []
+    for step in reversed(steps):
+        kind = step.kind
+        if kind == "op" and not step.op.stateful and not any(o in needed
+                                                              for o in step.outs):
+            continue
+        if kind == "read" and step.outs[0] not in needed:
+            continue
+        kept.append(step)
+        needed.update(step.ins)
+    kept.reverse()
+    producer = {}
+    for k, step in enumerate(kept):
+        for o in step.outs:
+            producer[o] = k
+    front, after = [], {}
+    for step in kept:
+        if step.kind == "guard":
+            k = producer.get(step.ins[0])
+            if k is None:
+                front.append(step)
+            else:
+                after.setdefault(k, []).append(step)
+    order = front
+    for k, step in enumerate(kept):
+        if step.kind != "guard":
+            order.append(step)
+            order.extend(after.get(k, ()))
+    return order
+
+
+# Element-wise ops whose forward is exactly this ufunc (Square: x * x), which may write
+# into a dead input's buffer instead of a fresh array: a large temporary reused while it
+# is in cache (0.09 against 0.15 ms for a 2 MB add), and no allocation.
+_UFUNCS = {"AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide,
+           "Neg": np.negative, "Square": np.multiply, "Exp": np.exp, "Log": np.log,
+           "Sqrt": np.sqrt, "Sin": np.sin, "Cos": np.cos, "Tanh": np.tanh, "Abs": np.abs}
+# ops whose forward always returns a fresh array (never a view, a cached or shared one)
+_FRESH = set(_UFUNCS) | {"MatMul", "Relu", "ReluGrad"}
+
+
+def _in_place(steps, capture, returned):
+    """Mark the ufunc steps that can write into an input (step.into): a large input that
+    a fresh-array op computed, that nothing reads afterwards, and whose memory no live
+    view shares (trace-time roots: views share their base's). `steps` must be in the
+    order the replay runs them (after chaining and fusion, which move and group steps)."""
+    meta, roots, owned = capture.meta, capture.roots, capture.owned
+    last = {}
+    for k, step in enumerate(steps):
+        for s in step.ins:
+            last[s] = k
+    sharing, producer = {}, {}
+    for s, root in enumerate(roots):
+        sharing.setdefault(root, []).append(s)
+    for step in steps:
+        for s in step.outs:
+            producer[s] = step
+    for k, step in enumerate(steps):
+        if step.kind != "op" or step.op.name not in _UFUNCS or len(step.outs) != 1 \
+                or not is_builtin(step.op):
+            continue
+        out = step.outs[0]
+        shape, dtype = meta[out]
+        if math.prod(shape) * dtype.itemsize < FREE_BYTES:
+            continue
+        for s in dict.fromkeys(step.ins):
+            p = producer.get(s)
+            if (p is None or p.kind != "op" or p.op.name not in _FRESH or not owned[s]
+                    or not is_builtin(p.op)
+                    or meta[s] != meta[out] or last.get(s) != k or s in returned):
+                continue
+            if all(t == s or (t not in returned and last.get(t, -1) <= k)
+                   for t in sharing[roots[s]]):
+                step.into = s
+                break
+
+
+def _plain_output(op, meta, outs):
+    """True when the forward is known to return exactly an ndarray (no conversion)."""
+    if len(outs) != 1 or not type(op).__module__.startswith("vecjac."):
+        return False
+    return len(meta[outs[0]][0]) > 0  # a 0-d result may come back as a NumPy scalar
+
+
+def _as_array(x):
+    return x if type(x) is np.ndarray else np.asarray(x)
+
+
+def _interpreter(steps, inputs, outputs, consts):
+    """The replay of `steps` as a loop (same contract as _generate's function)."""
+    program = []
+    for step in steps:
+        kind = step.kind
+        if kind == "op":
+            fn = step.op.forward
+            if step.attrs:
+                fn = functools.partial(fn, **step.attrs)
+            many = len(step.outs) > 1 or step.op.name == "Fused"
+            program.append((0, fn, step.ins, step.outs if many else step.outs[0]))
+        elif kind == "guard":
+            program.append((1, step.test, step.ins[0], step))
+        elif kind == "read":
+            program.append((2, step.var, None, step.outs[0]))
+        else:
+            program.append((3, getattr(step.var, step.method), step.ins[0], None))
+    size = 1 + max([max(s.ins + s.outs, default=0) for s in steps] + list(inputs)
+                   + list(outputs) + list(consts), default=0)
+    template = [None] * size
+    for s, v in consts.items():
+        template[s] = v
+    ndarray, asarray = np.ndarray, np.asarray
+
+    def replay(*arrays):
+        v = template.copy()
+        for s, a in zip(inputs, arrays):
+            v[s] = a
+        for kind, fn, ins, outs in program:
+            if kind == 0:
+                out = fn(*[v[s] for s in ins])
+                if type(outs) is int:
+                    v[outs] = out if type(out) is ndarray else asarray(out)
+                else:
+                    for s, o in zip(outs, out):
+                        v[s] = o if type(o) is ndarray else asarray(o)
+            elif kind == 1:
+                if fn(v[ins]) != outs.expected:
+                    return Failed(outs)
+            elif kind == 2:
+                v[outs] = fn._value
+            else:
+                fn(v[ins])
+        return tuple([v[s] for s in outputs])
+    return replay
+
+
+def _generate(steps, inputs, outputs, consts, meta, name):
+    """The replay function of `steps`: arguments the values of `inputs`, returns the
+    values of `outputs` (a tuple), or a Failed marker (see the module docstring)."""
+    ns = {"Failed": Failed, "_a": _as_array}
+    used = {s for step in steps for s in step.ins} | set(outputs)
+    for s, v in consts.items():
+        if s in used:
+            ns[f"c{s}"] = v
+
+    def slot(s):
+        return f"c{s}" if s in consts else f"s{s}"
+    last = {}
+    for k, step in enumerate(steps):
+        for s in step.ins:
+            last[s] = k
+    keep = set(outputs) | set(inputs) | set(consts)
+
+    def big(s):
+        shape, dtype = meta[s]
+        return math.prod(shape) * dtype.itemsize >= FREE_BYTES
+    lines = [f"def replay({', '.join(slot(s) for s in inputs)}):"]
+    for k, step in enumerate(steps):
+        kind = step.kind
+        dead = []
+        if kind == "op":
+            ns[f"f{k}"] = step.op.forward
+            args = [slot(s) for s in step.ins]
+            for j, (key, v) in enumerate((step.attrs or {}).items()):
+                ns[f"a{k}_{j}"] = v
+                if key.isidentifier() and not keyword.iskeyword(key):
+                    args.append(f"{key}=a{k}_{j}")
+                else:
+                    ns.setdefault(f"A{k}", {})[key] = v
+            if f"A{k}" in ns:
+                args.append(f"**A{k}")
+            call = f"f{k}({', '.join(args)})"
+            outs = [slot(s) for s in step.outs]
+            if step.into is not None:
+                ns[f"u{k}"] = _UFUNCS[step.op.name]
+                operands = args * 2 if step.op.name == "Square" else args
+                lines.append(f"    {outs[0]} = u{k}({', '.join(operands)}, "
+                             f"out={slot(step.into)})")
+            elif step.op.name == "Fused":  # a tuple of ndarrays
+                lines.append(f"    {', '.join(outs)}, = {call}")
+            elif _plain_output(step.op, meta, step.outs):
+                lines.append(f"    {outs[0]} = {call}")
+            elif len(outs) == 1:
+                lines.append(f"    {outs[0]} = _a({call})")
+            else:
+                lines.append(f"    {', '.join(outs)}, = {call}")
+                lines.extend(f"    {o} = _a({o})" for o in outs)
+            dead = [s for s in step.outs if s not in last and s not in keep and big(s)]
+        elif kind == "guard":
+            ns[f"t{k}"], ns[f"e{k}"], ns[f"g{k}"] = step.test, step.expected, step
+            lines.append(f"    if t{k}({slot(step.ins[0])}) != e{k}:")
+            lines.append(f"        return Failed(g{k})")
+        elif kind == "read":
+            ns[f"v{k}"] = step.var
+            lines.append(f"    {slot(step.outs[0])} = v{k}._value")
+        else:
+            ns[f"v{k}"] = step.var
+            lines.append(f"    v{k}.{step.method}({slot(step.ins[0])})")
+        dead += [s for s in step.ins if last.get(s) == k and s not in keep and big(s)]
+        if dead:
+            lines.append(f"    del {', '.join(slot(s) for s in dict.fromkeys(dead))}")
+    lines.append(f"    return ({''.join(slot(s) + ', ' for s in outputs)})")
+    source = "\n".join(lines) + "\n"
+    filename = f"<vj.function {name} #{next(_names)}>"
+    exec(compile(source, filename, "exec"), ns)
+    replay = ns["replay"]
+    replay.__source__ = source
+    return replay
