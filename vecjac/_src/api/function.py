@@ -89,6 +89,11 @@ def function(f=None, input_signature=None, reduce_retracing=False):
                                  reduce_retracing=reduce_retracing)
     if not callable(f):
         raise TypeError(f"function: f must be callable, got {type(f).__name__}")
+    if inspect.isgeneratorfunction(f) or inspect.isgeneratorfunction(
+            getattr(f, "__call__", None)):
+        raise TypeError(f"function: {getattr(f, '__name__', 'f')} is a generator function; a "
+                        "trace would keep its one generator, exhausted after the first call. "
+                        "Return a list (or a Tensor) instead of yielding")
     return Function(f, input_signature, bool(reduce_retracing))
 
 
@@ -173,7 +178,7 @@ class Function:
                         with self._lock:
                             plans.insert(0, plans.pop(k))
                     self._recent.append(False)
-                    return _pack(plan, out)
+                    return _pack(plan, _unaliased(out, leaves))
         if entry is not None and entry.eager:
             call_args, call_kwargs = _tensor_args(args, kwargs, leaves)
             return self._run_python(call_args, call_kwargs)
@@ -253,7 +258,7 @@ class Function:
         if (entry is not None and entry.plans and not state.hidden
                 and all(t.roles in _RECORDING_ROLES for t in state.stack)
                 and not any(isinstance(x, Tensor) and x._pfor is not None for x in leaves)):
-            tensors = [x if isinstance(x, Tensor) else Tensor(x) for x in leaves]
+            tensors = [x if isinstance(x, Tensor) else Tensor(np.array(x)) for x in leaves]
             for plan in entry.plans:
                 if plan.recordable:
                     out = plan.run_recorded(tensors)
@@ -371,13 +376,15 @@ def _leaf_key(x, leaves):
     t = type(x)
     if t is Variable:
         return t, _Identity(x)
-    if t is np.ndarray:
+    if isinstance(x, np.ndarray):  # subclasses (memmap, masked, user) are read as arrays
         if x.dtype.kind not in "biufc":
             raise _NotNumeric(x.dtype)
-        leaves.append(x)
+        leaves.append(x if t is np.ndarray else np.asarray(x))
         return x.shape, x.dtype
-    if t is float:
-        return t, x.hex()
+    if isinstance(x, (float, np.floating)):  # exactly: -0.0 is not 0.0 (x / s)
+        return t, float(x).hex()
+    if isinstance(x, (complex, np.complexfloating)):
+        return t, complex(x).real.hex(), complex(x).imag.hex()
     if isinstance(x, (list, tuple)):
         return t, tuple([_leaf_key(v, leaves) for v in x])
     if isinstance(x, dict):
@@ -415,7 +422,7 @@ def _key(args, kwargs, leaves, what, label=str):
 
 
 def _rebuild(x, it):
-    if isinstance(x, Tensor) or (type(x) is np.ndarray and x.dtype.kind in "biufc"):
+    if isinstance(x, Tensor) or (isinstance(x, np.ndarray) and x.dtype.kind in "biufc"):
         return next(it)
     if isinstance(x, (list, tuple)):
         items = [_rebuild(v, it) for v in x]
@@ -430,8 +437,9 @@ def _rebuild(x, it):
 
 def _tensor_args(args, kwargs, tensors):
     """args and kwargs with their tensor leaves replaced, in order, by `tensors` (NumPy
-    arrays become Tensors)."""
-    it = iter([t if isinstance(t, Tensor) else Tensor(t) for t in tensors])
+    arrays become Tensors of copies: a caller's later write must not reach a Tensor or a
+    tape's record, as in eager vecjac)."""
+    it = iter([t if isinstance(t, Tensor) else Tensor(np.array(t)) for t in tensors])
     call_args = tuple([_rebuild(a, it) for a in args])
     call_kwargs = {k: _rebuild(kwargs[k], it) for k in sorted(kwargs)}
     return call_args, call_kwargs
@@ -445,10 +453,21 @@ def _contiguous(a):
 
 def _capture_input(capture, x):
     """A fresh Tensor for one input leaf (each leaf its own slot, even when the caller
-    passes one Tensor twice), registered with the capture."""
-    t = Tensor(_contiguous(x._value if isinstance(x, Tensor) else x))
+    passes one Tensor twice), registered with the capture; a NumPy array is copied (the
+    traced call's result must not alias the caller's array)."""
+    t = Tensor(_contiguous(x._value) if isinstance(x, Tensor) else np.array(x, order="C"))
     capture.add_input(t)
     return t
+
+
+def _unaliased(out, leaves):
+    """The replay's outputs, with a copy of each that shares memory with a caller's NumPy
+    array (an input returned, reshaped or sliced): Tensors never alias caller memory."""
+    arrays = [x for x in leaves if not isinstance(x, Tensor)]
+    if not arrays:
+        return out
+    return tuple([np.array(o) if isinstance(o, np.ndarray) and any(
+        np.may_share_memory(o, a) for a in arrays) else o for o in out])
 
 
 def _pack(plan, out, wrap=True):

@@ -209,9 +209,13 @@ def _push_forward(f, args, flat, flat_tangents, has_aux, what, kwargs=None):
 def linearize(f, *primals, has_aux=False):
     """`(f(*primals), f_jvp)`: f_jvp(*tangents) is the JVP of f at `primals`.
 
-    f_jvp may be called many times; each call pushes its tangents forward through f
-    (forward mode), so it costs about one evaluation of f (JAX's `jax.linearize`).
-    With has_aux, f returns (output, aux) and linearize returns (output, f_jvp, aux).
+    f runs once. f_jvp is linear in its tangents and fixed at that point: random draws,
+    Variables and arrays f read keep the values of that one evaluation, however often
+    f_jvp is called and whatever changes afterwards (JAX's `jax.linearize`). It is the
+    transpose of f's VJP: the backward pass, linear in its cotangent u, is recorded once,
+    and each call differentiates it with respect to u (about twice the work of a
+    backward pass per call). With has_aux, f returns (output, aux) and linearize
+    returns (output, f_jvp, aux).
 
     >>> y, f_jvp = vj.linearize(vj.sin, np.array([0.0, 1.0]))
     >>> f_jvp(np.array([1.0, 1.0])).numpy().round(4)
@@ -223,13 +227,26 @@ def linearize(f, *primals, has_aux=False):
     if not primals:
         raise ValueError(f"{what}: give at least one primal argument")
     args, flat, _ = prepare(f, primals, tuple(range(len(primals))), what, "primals")
-    y, aux = split_aux(f(*args), has_aux, what)
-    ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
+    with strict(GradientTape(), what) as tape:
+        tape.watch(flat)
+        y, aux = split_aux(f(*args), has_aux, what)
+        ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
+    # the VJP u -> J^T u, recorded once with the cotangents u as watched placeholders
+    us = [Tensor(np.zeros(t.shape, t.dtype)) for t in ys]
+    with strict(GradientTape(persistent=True), what) as transpose:
+        transpose.watch(us)
+        vjps = tape.gradient(ys, flat, output_gradients=us)
+    warn_if_independent(what, [v for v in vjps], lambda v: v is not None)
+    vjps = [Tensor(np.zeros(x.shape, x.dtype)) if v is None else v
+            for v, x in zip(vjps, flat)]
     y = nest.pack_sequence_as(y, ys) if nest.is_nested(y) else ys[0]
 
     def f_jvp(*tangents):
         flat_t = _check_tangents(f, list(primals), list(tangents), what)
-        return _push_forward(f, args, flat, flat_t, has_aux, what)[1]
+        # J t = d<J^T u, t>/du: the gradient of the recorded VJP along t, for every u
+        jt = transpose.gradient(vjps, us, output_gradients=flat_t,
+                                unconnected_gradients=_ZERO)
+        return nest.pack_sequence_as(y, jt) if nest.is_nested(y) else jt[0]
     return (y, f_jvp, aux) if has_aux else (y, f_jvp)
 
 

@@ -22,6 +22,7 @@ import numpy as np
 from vecjac._src.api.fn_args import (arg_label, check_argnums, check_bool, check_callable,
                                      output_tensor, pack, positions, prepare, split_aux, strict,
                                      warn_if_independent)
+from vecjac._src.api.function import _key
 from vecjac._src.api.functional import gradient_function
 from vecjac._src.core import nest
 from vecjac._src.core.dispatch import apply
@@ -69,6 +70,9 @@ def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
     warn_if_independent(what, ys, lambda t: t._tid in tape._connected)
     if on_output is not None and on_output(ys) == "fwd":
         return None
+    n = sum(x.size for x in flat)
+    for t in ys:  # a result that cannot fit fails here, named after this function
+        check_fits(what, (t.size, n), t.dtype)
     jacs = [pack(tape.jacobian(t, flat, unconnected_gradients=_ZERO, parallel_iterations=p,
                                progress=progress, experimental_use_pfor=t.size > _LOOP_SEEDS),
                  structures, many) for t in ys]
@@ -180,8 +184,10 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
     argnums, has_aux = _check_common(f, argnums, has_aux, parallel_iterations, progress, what)
     if mode not in _MODES:
         raise ValueError(f"{what}: mode must be one of {_MODES}, got {mode!r}")
-    choices = {}  # input signature -> "fwd" / "rev", learned on the first call (auto)
-    sizes = {}    # input signature -> the output sizes (the memory budget of "fwd")
+    # Both keyed by the call's signature: the differentiated arguments' shapes and dtypes
+    # and every other argument as vj.function keys it (an int may set the output size)
+    choices = {}  # signature -> "fwd" / "rev", learned on the first call (mode="auto")
+    sizes = {}    # signature -> the output sizes (the memory budget of "fwd")
 
     def jacobian_fn(*args, **kwargs):
         pos = positions(argnums, len(args), what)
@@ -190,7 +196,8 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
         common = (f, args, kwargs, flat, structures, many, has_aux, what,
                   parallel_iterations, progress)
         chosen = mode
-        key = tuple([(x.shape, x.dtype) for x in flat])
+        key = (tuple([(x.shape, x.dtype) for x in flat]),
+               _key([a for k, a in enumerate(args) if k not in pos], kwargs, [], what))
         n_in = sum([x._value.size for x in flat])
         if mode == "auto":
             chosen = choices.get(key)

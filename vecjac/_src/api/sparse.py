@@ -27,6 +27,8 @@ from vecjac._src.api import coloring
 from vecjac._src.api.fn_args import (arg_label, check_callable, output_tensor, positions, prepare,
                                      strict)
 from vecjac._src.api.function import function
+from vecjac._src.api.sparse_cache import (CHECKED_CALLS, CHECKS, PlanStore, call_key, verify,
+                                          warn_value_dependent)
 from vecjac._src.api.sparsity import trace_hessian, trace_jacobian, trace_variables_hessian
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.tensor import Tensor
@@ -48,7 +50,7 @@ class _Plan:
     """Pattern, coloring and decompression of one input signature."""
 
     __slots__ = ("pattern", "mode", "colors", "ncolors", "seeds", "take", "indices",
-                 "indptr")
+                 "indptr", "checked", "traced")
 
     def __init__(self, pattern, mode, colors, ncolors, take, dtype):
         self.pattern = pattern
@@ -59,8 +61,11 @@ class _Plan:
         self.indices = pattern.indices
         self.indptr = pattern.indptr
         seeds = np.zeros((ncolors, colors.size), dtype=dtype)
-        seeds[colors, np.arange(colors.size)] = 1
+        if ncolors:  # an empty pattern has no colors (and no products to seed)
+            seeds[colors, np.arange(colors.size)] = 1
         self.seeds = Tensor(seeds)
+        self.checked = 0     # evaluations verified by a random product (sparse_cache.verify)
+        self.traced = None   # jit=True: the vj.function of this plan's products
 
 
 def _check_int_argnums(argnums, what):
@@ -101,16 +106,17 @@ class SparseJacobian:
     "rev", or "rev-over-rev" for Hessians) describe the last input signature used.
     """
 
-    def __init__(self, f, argnums, sparsity, mode, hessian, jit=False):
+    def __init__(self, f, argnums, sparsity, mode, hessian, jit=False, check="auto"):
         self._f = f
         self._jit = jit
-        self._traced = {}  # input signature -> vj.function of the products (jit=True)
+        self._check = check
         self._argnums = argnums
         self._sparsity = sparsity
         self._mode = mode
         self._hessian = hessian
         self._what = "sparse_hessian" if hessian else "sparse_jacobian"
-        self._plans = {}
+        self._plans = PlanStore()  # call key -> plan (vecjac/_src/api/sparse_cache.py)
+        self._value_dependent = set()  # keys whose pattern depends on float argument values
         self._last = None
         self._value = self._matrix = None  # of the last call
 
@@ -163,17 +169,23 @@ class SparseJacobian:
                              f"sparse {'Hessian' if self._hessian else 'Jacobian'} is a "
                              "matrix over a 1-D argument: pass x.reshape(-1) and reshape "
                              "it back inside f")
-        key = (x.shape, x.dtype.str)
-        plan = self._plans.get(key)
+        key = call_key(args, kwargs, k)
+        plan = None if key in self._value_dependent else self._plans.get(key)
         if plan is None:
-            plan = self._plans[key] = self._prepare(args, kwargs, k, x.shape[0])
+            track = {}
+            plan = self._prepare(args, kwargs, k, x.shape[0], track)
+            self._plans.put(key, plan)
+            if track.get("read") and self._sparsity is None:
+                if not self._value_dependent:
+                    warn_value_dependent(what, getattr(self._f, "__name__", "f"))
+                self._value_dependent.add(key)
         self._last = plan
-        return self._evaluate(plan, prepared, kwargs, k, x, key)
+        return self._evaluate(plan, prepared, kwargs, k, x)
 
-    def _prepare(self, args, kwargs, k, n):
+    def _prepare(self, args, kwargs, k, n, track):
         what = self._what
         user = self._sparsity
-        f = self._f if not kwargs else (lambda *a: self._f(*a, **kwargs))
+        f = self._f
         if user is not None:
             if user.shape[1] != n or (self._hessian and user.shape[0] != n):
                 raise ValueError(f"{what}: sparsity has shape {user.shape}, expected "
@@ -182,15 +194,17 @@ class SparseJacobian:
             pattern = user if not self._hessian else _symmetric(user)
             dtype = _float_dtype(args[k])
         elif self._hessian:
-            pattern, y, flat = trace_hessian(f, args, k, what)
+            pattern, y, flat = trace_hessian(f, args, k, what, kwargs, track)
             dtype = flat[0].dtype
         else:
-            pattern, y, flat = trace_jacobian(f, args, k, what)
+            pattern, y, flat = trace_jacobian(f, args, k, what, kwargs, track)
             if y.ndim != 1:
                 raise ValueError(f"{what}: f returns shape {y.shape}, but a sparse Jacobian "
                                  "is a matrix: return a 1-D vector (vj.reshape(y, [-1]))")
             dtype = flat[0].dtype
-        return _color(pattern, self._mode, self._hessian, dtype, what)
+        return self._plans.shared(pattern, (self._mode, self._hessian, np.dtype(dtype).str),
+                                  lambda: _color(pattern, self._mode, self._hessian, dtype,
+                                                 what))
 
     def value_and_matrix(self, *args, **kwargs):
         """(f's value as a NumPy array, the sparse Jacobian): one evaluation of f (the
@@ -198,7 +212,7 @@ class SparseJacobian:
         self(*args, **kwargs)
         return self._value, self._matrix
 
-    def _evaluate(self, plan, args, kwargs, k, x, key):
+    def _evaluate(self, plan, args, kwargs, k, x):
         what = self._what
         m, n = plan.pattern.shape
         if plan.ncolors == 0:  # nothing depends on the argument
@@ -209,14 +223,16 @@ class SparseJacobian:
             run = (_hessian_products if self._hessian else
                    _forward_products if plan.mode == "fwd" else _reverse_products)
             if self._jit:
-                traced = self._traced.get(key)
-                if traced is None:
-                    traced = self._traced[key] = _traced(run, self._f, plan, m, what, k)
-                run = traced
+                if plan.traced is None:
+                    plan.traced = _traced(run, self._f, plan, m, what, k)
+                run = plan.traced
             products, y = run(self._f, args, kwargs, k, x, plan, m, what)
             data = products._value.reshape(-1)[plan.take]
             self._value = None if y is None else y._value
         self._matrix = sparse().csr_array((data, plan.indices, plan.indptr), shape=(m, n))
+        if self._check == "always" or (self._check == "auto" and plan.checked < CHECKED_CALLS):
+            plan.checked += 1
+            verify(self._f, args, kwargs, k, self._matrix, self._hessian, plan.checked, what)
         return self._matrix
 
 
@@ -383,7 +399,7 @@ def variables_hessian(loss_fn, leaves, outer, g, what):
 
 
 # -- the public functions -----------------------------------------------------------------------
-def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False):
+def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False, check="auto"):
     """A function returning the Jacobian of `f` as a scipy.sparse.csr_array.
 
     `f` maps a 1-D float argument (argument `argnums`) to a 1-D float vector. The first
@@ -401,6 +417,16 @@ def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False):
     side effects run while tracing, Python numbers among the arguments are part of
     the trace key: pass values that change every call as arrays).
 
+    Plans are cached per call: the argument's shape and dtype, and every other argument
+    by value (integer and boolean arrays by content; float arrays by shape and dtype,
+    unless detection read their values: then the pattern is detected on every call).
+    `check` verifies the compressed result against one product along a random direction
+    (a JVP; for Hessians a Hessian-vector product), which catches a pattern made stale by
+    something no argument carries (an array f closes over, changed in place): "auto"
+    (default) on the first 3 evaluations of each pattern, "always" on every call, False
+    never. A mismatch raises ValueError. Its cost is one JVP, about one more evaluation
+    of f and its tangent, on the calls it checks.
+
     >>> jac = vj.sparse_jacobian(lambda x: x[1:] * x[:-1])
     >>> jac(np.array([1.0, 2.0, 3.0])).toarray()
     array([[2., 1., 0.],
@@ -414,10 +440,10 @@ def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False):
     if mode not in _MODES:
         raise ValueError(f"{what}: mode must be one of {_MODES}, got {mode!r}")
     return SparseJacobian(f, argnums, _as_pattern(sparsity, what), mode, hessian=False,
-                          jit=_check_bool(jit, "jit", what))
+                          jit=_check_bool(jit, "jit", what), check=_check_check(check, what))
 
 
-def sparse_hessian(f, argnums=0, sparsity=None, jit=False):
+def sparse_hessian(f, argnums=0, sparsity=None, jit=False, check="auto"):
     """A function returning the Hessian of scalar `f` as a symmetric scipy.sparse.csr_array.
 
     `f` takes a 1-D float argument (argument `argnums`). The first call per input shape
@@ -430,7 +456,8 @@ def sparse_hessian(f, argnums=0, sparsity=None, jit=False):
     call per input signature): several times faster on repeated calls, with
     vj.function's semantics (arrays f closes over are constants of the trace, Python
     side effects run while tracing, Python numbers among the arguments are part of
-    the trace key: pass values that change every call as arrays).
+    the trace key: pass values that change every call as arrays). Caching and `check`
+    as for vj.sparse_jacobian.
 
     >>> hess = vj.sparse_hessian(lambda x: vj.reduce_sum(x[1:] * x[:-1] ** 2))
     >>> hess(np.array([1.0, 2.0, 3.0])).toarray()
@@ -442,7 +469,13 @@ def sparse_hessian(f, argnums=0, sparsity=None, jit=False):
     check_callable(f, what)
     argnums = _check_int_argnums(argnums, what)
     return SparseJacobian(f, argnums, _as_pattern(sparsity, what), "auto", hessian=True,
-                          jit=_check_bool(jit, "jit", what))
+                          jit=_check_bool(jit, "jit", what), check=_check_check(check, what))
+
+
+def _check_check(check, what):
+    if check is not False and not (isinstance(check, str) and check in CHECKS):
+        raise ValueError(f"{what}: check must be one of {CHECKS}, got {check!r}")
+    return check
 
 
 def _check_bool(value, name, what):

@@ -7,6 +7,7 @@ import numpy as np
 
 from vecjac._src.api.fn_args import (check_argnums, check_callable, output_tensor, positions,
                                      prepare, strict)
+from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
 from vecjac._src.transforms.sparsity import patterns
 from vecjac._src.transforms.sparsity.tracer import SparsityTracer
@@ -17,12 +18,6 @@ __all__ = ["jacobian_sparsity", "hessian_sparsity", "trace_jacobian", "trace_hes
 
 
 # -- tracing a function -----------------------------------------------------------------------
-def _traced_inputs(f, args, argnums, what):
-    pos = positions(argnums, len(args), what)
-    args, flat, _ = prepare(f, args, pos, what)
-    return args, flat
-
-
 def _single_output(y, what):
     if isinstance(y, (dict, list, tuple)):
         raise ValueError(f"{what}: f must return one Tensor, got a {type(y).__name__}; "
@@ -32,33 +27,72 @@ def _single_output(y, what):
 
 
 @contextlib.contextmanager
-def _tracing(flat, what):
-    """A SparsityTracer watching the flat inputs, numbered in order (the columns)."""
+def _tracing(flat, what, arguments, track):
+    """A SparsityTracer watching the flat inputs, numbered in order (the columns), and
+    following the `arguments` (not differentiated); track["read"] says afterwards whether
+    Python read a value computed from them."""
     with SparsityTracer(sum(x.size for x in flat), what) as tracer:
         offset = 0
         for x in flat:
             tracer.watch(x, offset)
             offset += x.size
+        for a in arguments:
+            tracer.watch_argument(a)
         yield tracer
+    if track is not None:
+        track["read"] = tracer.read_arguments
 
 
-def trace_jacobian(f, args, argnums, what):
-    """(pattern (output size, input size), output Tensor, flat inputs) of f at args."""
-    args, flat = _traced_inputs(f, args, argnums, what)
-    with _tracing(flat, what) as tracer:
-        y = _single_output(f(*args), what)
+def _followed(x, found):
+    """`x` with its float array leaves as Tensors (appended to `found`), so that the
+    tracer can follow them; other leaves as they are."""
+    if isinstance(x, Tensor):
+        if x.dtype.kind in "fc":
+            found.append(x)
+        return x
+    if isinstance(x, np.ndarray) and x.dtype.kind in "fc":
+        t = Tensor(np.array(x))
+        found.append(t)
+        return t
+    if type(x) in (list, tuple):
+        return type(x)(_followed(v, found) for v in x)
+    if isinstance(x, dict):
+        return {k: _followed(v, found) for k, v in x.items()}
+    return x
+
+
+def _arguments(args, kwargs, pos):
+    """args and kwargs with the float arrays of the non-differentiated arguments as
+    Tensors to follow, and those Tensors."""
+    found = []
+    args = [a if k in pos else _followed(a, found) for k, a in enumerate(args)]
+    kwargs = {k: _followed(v, found) for k, v in (kwargs or {}).items()}
+    return args, kwargs, found
+
+
+def trace_jacobian(f, args, argnums, what, kwargs=None, track=None):
+    """(pattern (output size, input size), output Tensor, flat inputs) of f at args;
+    `track` (a dict) receives "read": whether the pattern may depend on the values of
+    a non-differentiated float argument (Python read a value computed from one)."""
+    pos = positions(argnums, len(args), what)
+    args, flat, _ = prepare(f, args, pos, what)
+    args, kwargs, followed = _arguments(args, kwargs, pos)
+    with _tracing(flat, what, followed, track) as tracer:
+        y = _single_output(f(*args, **kwargs), what)
         pattern = tracer.pattern(y)
     return pattern, y, flat
 
 
-def trace_hessian(f, args, argnums, what):
+def trace_hessian(f, args, argnums, what, kwargs=None, track=None):
     """(symmetric pattern (n, n), scalar output, flat inputs): the gradient's Jacobian
-    pattern, made symmetric."""
-    args, flat = _traced_inputs(f, args, argnums, what)
-    with _tracing(flat, what) as tracer:
+    pattern, made symmetric; `track` as for trace_jacobian."""
+    pos = positions(argnums, len(args), what)
+    args, flat, _ = prepare(f, args, pos, what)
+    args, kwargs, followed = _arguments(args, kwargs, pos)
+    with _tracing(flat, what, followed, track) as tracer:
         with strict(GradientTape(), what) as tape:
             tape.watch(flat)
-            y = output_tensor(f(*args), what, scalar=True)
+            y = output_tensor(f(*args, **kwargs), what, scalar=True)
         grads = tape.gradient(y, flat, unconnected_gradients=UnconnectedGradients.ZERO)
         rows = [tracer.pattern(g) for g in grads]
     return _symmetrized(rows), y, flat

@@ -161,7 +161,8 @@ class hiding:
 # How a tensor's value leaves: Python's implicit conversions (np.asarray and everything
 # that calls it, float(), int(), operator.index, complex(), math.*), a truth test, the
 # explicit t.numpy(), or a value-dependent choice inside vecjac itself.
-IMPLICIT = frozenset(("__array__", "__float__", "__int__", "__index__", "__complex__"))
+IMPLICIT = frozenset(("__array__", "__float__", "__int__", "__index__", "__complex__",
+                      "__reduce__"))
 # np.asarray(t, int) / np.int64(t): an array of integers or bools, which carries no
 # derivative in any convention (TF's cast to int has none, JAX's a float0 zero), so the
 # transforms that refuse implicit conversions let it pass; capture still guards the value

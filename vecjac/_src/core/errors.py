@@ -32,7 +32,8 @@ _local = threading.local()
 _HOW = {"__array__": "np.asarray() (or a NumPy/SciPy call or an ndarray assignment that "
                      "converts its input)",
         "__float__": "float()", "__int__": "int()", "__complex__": "complex()",
-        "__index__": "operator.index() (use as an index or a size)"}
+        "__index__": "operator.index() (use as an index or a size)",
+        "__reduce__": "pickling (pickle.dumps, multiprocessing, copy by __reduce__)"}
 
 
 def _check_policy(policy, fn):
@@ -69,15 +70,31 @@ def _policy():
     return stack[-1] if stack else _global["policy"]
 
 
+_LIBRARIES = frozenset(("vecjac", "numpy", "scipy"))
+
+
 def _call_site():
     """(file, line, stacklevel) of the innermost frame outside vecjac and NumPy."""
     frame, level = sys._getframe(1), 1
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
-        if not (module == "vecjac" or module.startswith(("vecjac.", "numpy", "scipy"))):
+        # the packages themselves: a user's scipy_helpers.py is not SciPy
+        if module.partition(".")[0] not in _LIBRARIES:
             return frame.f_code.co_filename, frame.f_lineno, level
         frame, level = frame.f_back, level + 1
     return "?", 0, 1
+
+
+class ValueLeftError(TypeError):
+    """A value a transform differentiates left vecjac (see value_left)."""
+
+
+def reraise_value_left(exc):
+    """NumPy reports an error raised while it converts an element (`buf[i] = t`) as
+    "ValueError: setting an array element with a sequence", ours as its cause: a
+    transform's __exit__ raises the cause itself, the TypeError the README promises."""
+    if isinstance(exc, ValueError) and isinstance(exc.__cause__, ValueLeftError):
+        raise exc.__cause__.with_traceback(exc.__traceback__)
 
 
 def value_left(how, follower, strict=None):
@@ -86,7 +103,7 @@ def value_left(how, follower, strict=None):
     file, line, level = _call_site()
     desc = _HOW.get(how, how)
     if strict:
-        raise TypeError(
+        raise ValueLeftError(
             f"{strict}: {desc} of a value being differentiated, at {file}:{line}: the "
             "result is a plain number that no derivative flows through, so the derivative "
             "would silently be zero. Keep the computation in vecjac ops (vj.math..., "
@@ -99,6 +116,6 @@ def value_left(how, follower, strict=None):
                "(vj.set_conversion_policy('raise') makes this an error, 'ignore' silences "
                "it).")
     if policy == "raise":
-        raise TypeError(message)
+        raise ValueLeftError(message)
     if policy == "warn":
         warnings.warn(message, NotDifferentiableWarning, stacklevel=level + 1)

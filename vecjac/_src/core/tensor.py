@@ -151,17 +151,20 @@ class Tensor:
             value_read(self, "numpy")
         return format(self._value.item() if self.size == 1 else self._value, spec)
 
-    # Tapes know a Tensor by its id (_tid): a copy that kept the id would be the same
-    # node to them. Pickled and deep-copied Tensors get a value and an id of their own
-    # (a copy.copy of an immutable value is the value itself, as for a tuple).
+    # A Tensor is immutable: copy.copy and copy.deepcopy return the Tensor itself (as TF
+    # does), so a copy made under a transform stays connected to the derivative. Pickling
+    # gives a value of its own (a new id, unknown to every tape), so it is a way out: a
+    # followed Tensor refuses or warns as np.asarray would.
     def __reduce__(self):
+        if state.stack:
+            value_read(self, "__reduce__")
         return (Tensor, (np.array(self._value),))
 
     def __copy__(self):
         return self
 
     def __deepcopy__(self, memo):
-        return Tensor(np.array(self._value))
+        return self
 
     # Operators (+, *, @, <, [] ...), the ndarray methods and NumPy's protocols
     # (__array_ufunc__, __array_function__) are attached by the op library when it loads

@@ -418,11 +418,17 @@ def _on_a_tape(tensors):
     return False
 
 
-def _has_float(result):
+def _loses_derivative(result):
+    """Whether a fallback's result carries the values of floating inputs out of vecjac:
+    a floating array, an object array (np.frompyfunc), or None (np.copyto, np.put,
+    np.place, np.putmask wrote them into a plain array). A bool or integer result
+    (np.allclose, np.argmax) carries no derivative."""
+    if result is None:
+        return True
     if isinstance(result, (np.ndarray, np.generic)):
-        return result.dtype.kind in "fc"
+        return result.dtype.kind in "fcO"
     if isinstance(result, (list, tuple)):
-        return any(_has_float(r) for r in result)
+        return any(_loses_derivative(r) for r in result)
     return False
 
 
@@ -431,7 +437,7 @@ def _numpy_fallback(fn, name, args, kwargs, reason):
     plain_args = [_plain(x, info) for x in args]
     plain_kwargs = {k: _plain(v, info) for k, v in kwargs.items()}
     result = fn(*plain_args, **plain_kwargs)
-    lost = _has_float(result)  # a bool or integer result (np.allclose) loses no derivative
+    lost = _loses_derivative(result)
     how = NumpyFallback(f"{name} ({reason}; NumPy computes it on the plain array)") \
         if lost else "internal"
     for x in info["floating"]:

@@ -18,6 +18,10 @@ much faster for the many calls of a solver, with vj.function's semantics (arrays
 closes over are constants of the trace). SciPy passes `t` as a Python float, which
 vj.function would key by value (a trace per t): with jit, the other arguments' Python
 numbers reach f as float64 0-d Tensors instead.
+
+The last point is keyed by the values of all arguments (arrays and Tensors by content,
+numbers exactly, containers by content); a call with an argument whose value cannot be
+compared (an arbitrary object, which may have changed in place) never reuses it.
 """
 import numbers
 
@@ -32,17 +36,39 @@ from vecjac._src.core.tensor import Tensor
 __all__ = ["jac", "Jac"]
 
 
+class _Unknown(Exception):
+    """An argument whose value cannot be compared (an arbitrary object): no reuse."""
+
+
+def _value_key(a):
+    """A key equal for equal values only: arrays and Tensors by content, numbers
+    exactly (-0.0 apart from 0.0), strings, None, and tuples, lists and dicts by content.
+    Anything else (an object that may change in place) raises _Unknown."""
+    if isinstance(a, Tensor):
+        a = a._value
+    if isinstance(a, np.ndarray) or isinstance(a, np.generic):
+        a = np.asarray(a)
+        return ("array", a.shape, a.dtype.str, a.tobytes())
+    if isinstance(a, (bool, int, str, type(None))):
+        return (type(a), a)
+    if isinstance(a, float):
+        return (float, a.hex())
+    if isinstance(a, complex):
+        return (complex, a.real.hex(), a.imag.hex())
+    if isinstance(a, (tuple, list)):
+        return (type(a), tuple(_value_key(v) for v in a))
+    if isinstance(a, dict):
+        return (dict, tuple((_value_key(k), _value_key(a[k])) for k in sorted(a, key=repr)))
+    raise _Unknown
+
+
 def _key(args):
-    """A value key of SciPy's arguments (arrays by content)."""
-    key = []
-    for a in args:
-        if isinstance(a, np.ndarray):
-            key.append((a.shape, a.dtype.str, a.tobytes()))
-        elif isinstance(a, (numbers.Number, str, type(None))):
-            key.append(a)
-        else:
-            key.append(id(a))
-    return tuple(key)
+    """The value key of a call's arguments, or None when one cannot be compared (the
+    last point is then never reused)."""
+    try:
+        return tuple(_value_key(a) for a in args)
+    except _Unknown:
+        return None
 
 
 class Jac:
@@ -98,9 +124,11 @@ class Jac:
         args = self._args(args)
         key = _key(args)
         last = self._last
-        if last is not None and last[0] == key and last[2] is not None:
+        if key is not None and last is not None and last[0] == key and last[2] is not None:
             return last[2]
-        call_args = self._traceable(args) if self._jit else args
+        # Python numbers (SciPy's t) as 0-d arrays: a sparse pattern is then keyed by their
+        # shape, and detected again only if f reads their value (vj.sparse_jacobian)
+        call_args = self._traceable(args) if self._jit or self._sparse is not None else args
         if self._sparse is not None:
             value, J = self._sparse.value_and_matrix(*call_args)
             J = J if J.dtype == np.float64 else J.astype(np.float64)
@@ -119,7 +147,7 @@ class Jac:
         args = self._args(args)
         key = _key(args)
         last = self._last
-        if last is not None and last[0] == key:
+        if key is not None and last is not None and last[0] == key:
             return last[1].copy()
         value = self._vector(self._f(*args))
         self._last = (key, value, None)

@@ -137,7 +137,7 @@ class OdeInt(Op):
         for i in range(steps - 1, 0, -1):
             t_bars.append(reduce_sum(g[i] * _evaluate(func, ys[i], t[i], args, d)))
             z = apply(OdeInt, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]), *args,
-                      func=backward, options=options)[1]
+                      func=backward, options=_augmented(options, backward=True))[1]
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * _evaluate(func, y0, t[0], args, d)))
@@ -162,7 +162,8 @@ class OdeInt(Op):
         floats = _float(args)
         tangents = [zeros_like(args[k]) if targs[k] is None else targs[k] for k in floats]
         out = apply(OdeInt, concat([y0, start], axis=0), t, *args, *tangents,
-                    func=_tangent_dynamics(func, d, len(args)), options=options)[:, d:]
+                    func=_tangent_dynamics(func, d, len(args)),
+                    options=_augmented(options, backward=False))[:, d:]
         if tt is not None:
             out = out + _rates(func, ys, t, args, d) * reshape(tt, (-1, 1))
         return out
@@ -204,6 +205,22 @@ def closes_over_watched(func, y0, t, args, d):
 
 
 _OPTIONS = ("rtol", "atol", "tcrit", "h0", "hmax", "hmin", "mxstep", "mxordn", "mxords")
+
+
+def _augmented(options, backward):
+    """The forward problem's options as they apply to an augmented system (the adjoint's
+    or the forward sensitivities'): its state is longer, so per-component tolerances
+    become their tightest value; the adjoint runs each interval backwards in time, where
+    the first step size h0 and the critical points tcrit of the forward run mean nothing
+    (LSODA rejects them: the gradient would silently be zero)."""
+    out = []
+    for name, value in options:
+        if backward and name in ("h0", "tcrit"):
+            continue
+        if name in ("rtol", "atol") and np.ndim(value) > 0:
+            value = float(np.min(value))
+        out.append((name, value))
+    return tuple(out)
 
 
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,

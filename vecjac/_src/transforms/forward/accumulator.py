@@ -25,7 +25,7 @@ import numpy as np
 from vecjac._src.core import nest
 from vecjac._src.core.context import Transform, hide, implicit, state, unhide, unobserved
 from vecjac._src.core.dispatch import _innermost_loop, apply, convert_to_tensor, own_output, record
-from vecjac._src.core.errors import value_left
+from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
 from vecjac._src.core.unconnected import (ComplexNotSupported, UnconnectedGradients,
@@ -136,6 +136,7 @@ class ForwardAccumulator(Transform):
     def __exit__(self, *exc):
         self._recording = False
         self._pop()
+        reraise_value_left(exc[1])  # the TypeError, not NumPy's wrapping of it
         return False
 
     def jvp(self, primals, unconnected_gradients=UnconnectedGradients.NONE):

@@ -22,6 +22,8 @@ the backward pass like any other computation.
 """
 import warnings
 
+import numpy as np
+
 from vecjac._src.core.context import Transform, hide, state, unhide
 from vecjac._src.core.dispatch import apply, record
 from vecjac._src.core.errors import _HOW, _call_site
@@ -46,6 +48,9 @@ class SparsityTracer(Transform):
         self.what = what
         self._patterns = {}   # tensor id -> pattern (None: followed, not a float value)
         self._warned = set()
+        self._value_dependent = set()  # ids of traced values vecjac read (value_read)
+        self._arguments = set()  # ids of untraced arguments and values computed from them
+        self.read_arguments = False  # whether Python read one of those (value_read)
 
     def __enter__(self):
         self._push()
@@ -63,6 +68,12 @@ class SparsityTracer(Transform):
         """Trace the value with id `tid` (a Variable: its reads carry its id)."""
         self._patterns[tid] = patterns.identity_block(size, offset, self.n)
 
+    def watch_argument(self, tensor):
+        """Follow `tensor`, an argument that is not differentiated, and the values computed
+        from it (not traced: no pattern), to learn whether Python reads their values
+        (`read_arguments`): the caller's cached pattern then depends on them."""
+        self._arguments.add(tensor._tid)
+
     def pattern(self, tensor):
         """The pattern of `tensor` (empty when it does not depend on the traced inputs)."""
         p = self._patterns.get(tensor._tid)
@@ -70,9 +81,9 @@ class SparsityTracer(Transform):
 
     # -- the transform ----------------------------------------------------------------------
     def follows(self, tensors):
-        table = self._patterns
+        table, arguments = self._patterns, self._arguments
         for t in tensors:
-            if t._tid in table:
+            if t._tid in table or t._tid in arguments:
                 return True
         return False
 
@@ -81,11 +92,22 @@ class SparsityTracer(Transform):
 
     def value_read(self, tensor, how, test=None):
         if tensor._tid not in self._patterns or not self.visible:
+            if self.visible and test is not np.shape and tensor._tid in self._arguments:
+                self.read_arguments = True  # the structure may depend on an argument's value
+            return
+        if how == "internal" and (tensor.dtype.kind in "iu" or test is not None):
+            # vecjac's own choice on a traced value. Integers and masks are indices
+            # computed from the inputs (sort, top_k, gather(x, argsort(x)), interp,
+            # segment ids): the ops that consume them get the conservative pattern. A
+            # test on a float picks between exact formulas of one derivative (cumprod's
+            # gradient with or without zeros): either formula's pattern holds.
+            if tensor.dtype.kind in "biu":
+                self._value_dependent.add(tensor._tid)
             return
         file, line, _ = _call_site()
         desc = _HOW.get(how) or {"__bool__": "a Python truth test (if, while, and, or)",
-                                 "numpy": ".numpy()", "internal": "a value-dependent "
-                                 "choice (a while_loop condition)"}.get(how, how)
+                                 "numpy": ".numpy()", "internal": "a vj.while_loop "
+                                 "condition (or another choice of vecjac's)"}.get(how, how)
         raise TypeError(
             f"{self.what}: {desc} of a traced value, at {file}:{line}. Sparsity detection "
             "follows which inputs each value depends on, not the values themselves, so "
@@ -101,9 +123,12 @@ class SparsityTracer(Transform):
             unhide(hidden)
         outs = outputs if type(outputs) is tuple else (outputs,)
         table = self._patterns
-        result = self._rule(op, tensors, outs, attrs)
-        for o, p in zip(outs, result):
-            table[o._tid] = p if o.dtype.kind in "fc" else None
+        if not any(t._tid in table for t in tensors):  # computed from arguments only
+            self._arguments.update(o._tid for o in outs)
+        else:
+            result = self._rule(op, tensors, outs, attrs)
+            for o, p in zip(outs, result):
+                table[o._tid] = p if o.dtype.kind in "fc" else None
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs
@@ -122,7 +147,14 @@ class SparsityTracer(Transform):
         if rule is None:
             family = _family_default(op)  # a plain function of the family: bind it
             rule = None if family is None else family.__get__(op, type(op))
-        if rule is None:
+        read = self._value_dependent
+        if read and any(t._tid in read for t in tensors):
+            # the op's structure depends on traced values (indices computed from the
+            # inputs): every output may depend on every traced input of the op
+            self._warn(op, "its structure depends on values computed from the inputs "
+                       "(indices, segment ids)")
+            result = patterns.conservative(cx)
+        elif rule is None:
             self._warn(op)
             result = patterns.conservative(cx)
         else:
@@ -138,16 +170,24 @@ class SparsityTracer(Transform):
                                    f"output of {o.size} elements (a bug in that op)")
         return result
 
-    def _warn(self, op):
+    def _warn(self, op, why=None):
         if op.name in self._warned:
             return
         self._warned.add(op.name)
-        warnings.warn(f"{self.what}: op {op.name} has no sparsity rule, so every element "
-                      "of its output is assumed to depend on every element of its inputs "
-                      "(correct, but possibly far from sparse). Give it one: `pattern = "
-                      "patterns.<family>` on its op block (vecjac/_src/transforms/sparsity/patterns.py), or "
-                      "pass the pattern yourself (sparsity=...).", SparsityWarning,
-                      stacklevel=_stacklevel())
+        if why is None:
+            warnings.warn(f"{self.what}: op {op.name} has no sparsity rule, so every element "
+                          "of its output is assumed to depend on every element of its "
+                          "inputs (correct, but possibly far from sparse). Give it one: "
+                          "`pattern = patterns.<family>` on its op block "
+                          "(vecjac/_src/transforms/sparsity/patterns.py), or pass the "
+                          "pattern yourself (sparsity=...).", SparsityWarning,
+                          stacklevel=_stacklevel())
+        else:
+            warnings.warn(f"{self.what}: every element of the output of {op.name} is "
+                          f"assumed to depend on every element of its traced inputs: {why}, "
+                          "which a structural pattern cannot follow (correct, but possibly "
+                          "denser than the true pattern; pass sparsity=... if you know it).",
+                          SparsityWarning, stacklevel=_stacklevel())
 
 
 def _family_default(op):

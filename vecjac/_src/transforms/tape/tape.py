@@ -13,7 +13,7 @@ import numpy as np
 from vecjac._src.core import nest
 from vecjac._src.core.context import NumpyFallback, Transform, implicit, next_level
 from vecjac._src.core.dispatch import to_input
-from vecjac._src.core.errors import value_left
+from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
@@ -71,6 +71,7 @@ class GradientTape(Transform, JacobianMixin):
         self._recording = False
         self._active = False
         self._pop()
+        reraise_value_left(exc[1])  # the TypeError, not NumPy's wrapping of it
         return False
 
     @contextlib.contextmanager
