@@ -51,8 +51,8 @@ from tests.conformance.test_autograd_adapter import (Draws, broadcasting_pairs, 
 
 
 def thrice(fn):
-    # a constant factor around the function: a rule that drops the incoming cotangent
-    # (or tangent) would still pass at factor 1
+    # the source cases scale each scalar function by 3: the derivative checked is that
+    # of the function followed by a multiplication
     return lambda x: 3.0 * fn(x)
 
 
