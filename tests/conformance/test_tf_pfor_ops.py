@@ -5,10 +5,10 @@ math_test.py and array_test.py in TensorFlow. A case is a function of the loop i
 TensorFlow's suite vectorizes, with its input shapes and dtypes, the choice of which inputs
 vary over the loop, and the op's options. The check is ours: `assert_pfor_matches_loop` runs
 `vj.vectorize.pfor` with the per-iteration fallback off (an op without a converter is an
-error, as by default in TF) and compares it with calling the body index by index in Python:
-nest structure, shapes, dtypes and values of every output. Some cases also compare with
-NumPy or a closed form. Inputs are float64 draws from one seeded NumPy generator (TF draws
-float32), hence the tight tolerances.
+error, the default of TF's test helper) and compares it with calling the body index by
+index in Python: nest structure, shapes, dtypes and values of every output. Some cases
+also compare with NumPy or a closed form. Inputs are float64 draws from one seeded NumPy
+generator (TF draws float32), hence the tight tolerances.
 
 Where vecjac and TF differ, the quantity checked stays the same:
 - `vj.while_loop` returns a list even for one loop variable (TF 2's return_same_structure);
