@@ -28,7 +28,7 @@ from vecjac._src.api.fn_args import (arg_label, check_callable, output_tensor, p
                                      strict)
 from vecjac._src.api.function import function
 from vecjac._src.api.sparse_cache import (CHECKED_CALLS, CHECKS, PlanStore, call_key, verify,
-                                          warn_value_dependent)
+                                          verify_hvp, warn_value_dependent)
 from vecjac._src.api.sparsity import trace_hessian, trace_jacobian, trace_variables_hessian
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.tensor import Tensor
@@ -380,7 +380,10 @@ def variables_hessian(loss_fn, leaves, outer, g, what):
     """The sparse (n, n) Hessian of `loss_fn()` over the leaves' flat concatenation, from
     `g` (the flat gradient) recorded on the persistent tape `outer`: one reverse-over-
     reverse Hessian-vector product per color, in one pfor. Pattern and coloring are
-    cached per loss_fn and variables (a Newton loop detects once)."""
+    cached per loss_fn and variables (identity, shape, dtype: a Newton loop detects
+    once); the first CHECKED_CALLS Hessians of a plan are compared with one
+    Hessian-vector product along a random direction (a pattern made stale by something
+    loss_fn closes over raises)."""
     key = tuple((v._tid, v.shape, v.dtype.str) for v in leaves)
     try:
         plans = _variable_plans.setdefault(loss_fn, {})
@@ -395,7 +398,19 @@ def variables_hessian(loss_fn, leaves, outer, g, what):
         data = np.zeros(0, dtype=g.dtype)
     else:
         data = _hvps(outer, g, list(leaves), plan)._value.reshape(-1)[plan.take]
-    return sparse().csr_array((data, plan.indices, plan.indptr), shape=(n, n))
+    matrix = sparse().csr_array((data, plan.indices, plan.indptr), shape=(n, n))
+    if plan.checked < CHECKED_CALLS:
+        plan.checked += 1
+        verify_hvp(lambda v: _hvps(outer, g, list(leaves), _direction(v)), matrix, g,
+                   plan.checked, what)
+    return matrix
+
+
+class _direction:
+    """A one-color plan whose seed is the vector v (for _hvps: H v)."""
+
+    def __init__(self, v):
+        self.seeds, self.ncolors = reshape(v, (1, -1)), 1
 
 
 # -- the public functions -----------------------------------------------------------------------

@@ -31,7 +31,7 @@ from vecjac._src.core.unconnected import UnconnectedGradients
 from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
 from vecjac._src.transforms.tape.tape import GradientTape
 
-__all__ = ["call_key", "PlanStore", "verify", "CHECKED_CALLS", "CHECKS"]
+__all__ = ["call_key", "PlanStore", "verify", "verify_hvp", "CHECKED_CALLS", "CHECKS"]
 
 CHECKED_CALLS = 3  # check="auto": evaluations of each plan verified by a random product
 CHECKS = ("auto", "always", False)
@@ -102,13 +102,25 @@ def verify(f, args, kwargs, k, matrix, hessian, seed, what):
                              unconnected_gradients=_ZERO)
         else:
             direct = acc.jvp(f(*args, **kwargs), unconnected_gradients=_ZERO)
-    direct = np.asarray(direct._value, dtype=np.float64).reshape(-1)
-    vv = v._value.astype(np.float64, copy=False)
+    _compare(np.asarray(direct._value, dtype=np.float64).reshape(-1), matrix,
+             v._value.astype(np.float64, copy=False), x.dtype, hessian, what)
+
+
+def verify_hvp(hvp, matrix, g, seed, what):
+    """verify for a Hessian given as `hvp(v)` (a Tensor function of a direction v)."""
+    v = Tensor(np.random.default_rng(seed).standard_normal(g.shape).astype(g.dtype))
+    direct = np.asarray(hvp(v)._value, dtype=np.float64).reshape(-1)
+    _compare(direct, matrix, v._value.astype(np.float64, copy=False), g.dtype, True, what)
+
+
+def _compare(direct, matrix, vv, dtype, hessian, what):
+    """Raise ValueError where `direct` (a product along vv) and matrix @ vv differ by more
+    than rounding (see verify)."""
     terms = matrix.data * vv[matrix.indices]
     compressed = _row_sums(terms, matrix.indptr)
     # each row against its own magnitude, sum_j |J_ij v_j| + |(J v)_i|: rounding only
     scale = _row_sums(np.abs(terms), matrix.indptr) + np.abs(direct)
-    rtol = 1e-8 if x.dtype == np.float64 else 1e-3
+    rtol = 1e-8 if dtype == np.float64 else 1e-3
     with np.errstate(invalid="ignore"):
         ok = (direct == compressed) | (np.isnan(direct) & np.isnan(compressed)) | \
             (np.abs(direct - compressed) <= rtol * scale)

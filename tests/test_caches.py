@@ -1,0 +1,144 @@
+"""Every cache of the package, with its key (docs/ARCHITECTURE.md, "Caches"): for each,
+every input its result depends on is changed, and the cached result is compared with a
+computation that has no cache (a fresh object, the dense Jacobian, the eager call).
+A cache added to the package belongs in CACHES and gets a test here."""
+import functools
+
+import numpy as np
+import pytest
+
+import vecjac as vj
+from vecjac._src.api import sparse as sparse_api
+from vecjac._src.ops.array import onehot
+from vecjac._src.ops.linalg import einsum
+from vecjac._src.transforms.pfor import structured
+from vecjac._src.transforms.tape import jacobians as tape_jacobians
+
+RNG = np.random.default_rng(8)
+
+# name -> what its result depends on (the key); the tests below change each
+CACHES = {
+    "vj.function traces": "argument shapes and dtypes; Python values exactly; containers "
+                          "by content; Variables and objects by identity; guards",
+    "sparse_jacobian / sparse_hessian plans": "argument shape and dtype; other arguments "
+                                              "by value (int/bool arrays by content); "
+                                              "float arguments whose values were read",
+    "sparse jit traces": "the plan (and vj.function's key)",
+    "flat_hessian / newton_step sparse plans": "loss_fn, the variables' identity, shape, "
+                                               "dtype; checked by a random product",
+    "jacobian(mode='auto') mode and output sizes": "argument shapes and dtypes, other "
+                                                   "arguments by value",
+    "vj.scipy.jac last point": "every argument by value; unknown objects never reused",
+    "structured.finite": "the tensor and its value array (identity)",
+    "pure functions (lru_cache, identity rows)": "all their arguments (hashable values)",
+}
+
+
+def test_every_cache_is_listed_in_the_architecture_page():
+    import pathlib
+    page = (pathlib.Path(vj.__file__).parents[1] / "docs" / "ARCHITECTURE.md").read_text()
+    for name in CACHES:
+        assert name.split(" (")[0].split(" / ")[0] in page, name
+
+
+# -- vj.function ---------------------------------------------------------------------------
+def test_function_traces():
+    def f(x, s, opts, v):
+        y = x * s + v
+        return -y if opts["neg"] else y
+    g = vj.function(f)
+    v1, v2 = vj.Variable(1.0), vj.Variable(0.0)
+    calls = [(np.ones(2), 2.0, {"neg": False}, v1), (np.ones(3), 2.0, {"neg": False}, v1),
+             (np.ones(2, np.float32), 2.0, {"neg": False}, v1),
+             (np.ones(2), -0.0, {"neg": False}, v1), (np.ones(2), 2.0, {"neg": True}, v1),
+             (np.ones(2), 2.0, {"neg": False}, v2), (2 * np.ones(2), 2.0, {"neg": False}, v1)]
+    for args in calls + calls:
+        np.testing.assert_array_equal(g(*args).numpy(), f(*args).numpy())
+    v1.assign(5.0)  # read at call time
+    np.testing.assert_array_equal(g(*calls[0]).numpy(), f(*calls[0]).numpy())
+    h = vj.function(lambda x: x * 2.0 if float(vj.reduce_sum(x)) > 0 else x * 3.0)
+    for x in (np.ones(2), -np.ones(2), np.ones(2)):  # a guard, re-checked at replay
+        np.testing.assert_array_equal(h(x).numpy(), (x * 2.0 if x.sum() > 0 else x * 3.0))
+
+
+# -- sparse plans, jit traces, variables' plans -------------------------------------------
+@pytest.mark.parametrize("jit", [False, True])
+def test_sparse_plans(jit):
+    f = lambda x, k, idx, p, flag=True: (vj.roll(x, k, 0) * vj.gather(x, idx) * p[0]
+                                         if flag else x * p[1])
+    J = vj.sparse_jacobian(f, jit=jit)
+    x = RNG.random(5) + 0.5
+    base = (1, np.arange(5), np.array([2.0, 3.0]))
+    variants = [((x,) + base, {}), ((RNG.random(6),) + (1, np.arange(6), base[2]), {}),
+                ((x.astype(np.float32),) + base, {}), ((x, 2) + base[1:], {}),
+                ((x, 1, np.arange(5)[::-1].copy(), base[2]), {}),
+                ((x, 1, np.arange(5), np.array([-1.0, 4.0])), {}), ((x,) + base, {"flag": False})]
+    for args, kw in variants + variants:
+        want = vj.jacobian(lambda v: f(v, *args[1:], **kw))(args[0]).numpy()
+        got = J(*args, **kw).toarray()
+        np.testing.assert_allclose(got, want, rtol=1e-5 if got.dtype == np.float32 else 1e-12)
+
+
+def test_variables_sparse_hessian_plans():
+    for shape in ((3,), (3,), (4,)):
+        idx = np.arange(shape[0])
+        w = vj.Variable(RNG.random(shape) + 0.5)
+        loss = lambda: vj.reduce_sum(vj.gather(w, idx) * w ** 2)
+        H = vj.flat_hessian(loss, [w], sparse=True).toarray()
+        np.testing.assert_allclose(H, vj.flat_hessian(loss, [w]).numpy(), rtol=1e-12)
+    idx[:] = idx[::-1].copy()  # what loss_fn closes over changed: the check catches it
+    with pytest.raises(ValueError, match="stale"):
+        vj.flat_hessian(loss, [w], sparse=True)
+
+
+# -- jacobian's learned mode -------------------------------------------------------------
+def test_jacobian_auto_mode():
+    f = lambda x, n: vj.tile(vj.reduce_sum(x * x, keepdims=True), [n])
+    J = vj.jacobian(f)
+    for x, n in ((np.ones(3), 1), (np.ones(3), 50), (np.ones(4), 50), (np.ones(3), 1)):
+        np.testing.assert_allclose(J(x, n).numpy(), np.tile(2 * x, (n, 1)))
+
+
+# -- vj.scipy.jac's last point -----------------------------------------------------------
+def test_scipy_jac_last_point():
+    f = lambda x, p: x * p["s"] + np.sum(x)
+    J = vj.scipy.jac(f)
+    p = {"s": 2.0}
+    for x, s in ((np.ones(2), 2.0), (np.ones(2), 3.0), (2 * np.ones(2), 3.0)):
+        p["s"] = s
+        np.testing.assert_allclose(J.fun(x, p), x * s + x.sum())
+        np.testing.assert_allclose(J(x, p), s * np.eye(2) + 1.0)
+
+
+# -- structured seeds' finiteness memo ----------------------------------------------------
+def test_structured_finiteness_follows_the_value():
+    w = vj.Variable(np.eye(300) * 2.0)
+
+    def jac(use_pfor):
+        with vj.GradientTape(persistent=True) as tape:
+            x = vj.constant(np.ones(300))
+            tape.watch(x)
+            y = vj.linalg.matvec(w, x)
+        return tape.jacobian(y, x, experimental_use_pfor=use_pfor).numpy()
+    np.testing.assert_array_equal(jac(True), w.numpy())
+    value = w.numpy().copy()
+    value[0, 1] = np.nan  # a new value: NaN must reach the Jacobian as in the plain loop
+    w.assign(value)
+    np.testing.assert_array_equal(jac(True), jac(False))
+
+
+# -- pure functions: keyed by all their arguments, results read-only ---------------------
+@pytest.mark.parametrize("fn", [einsum._parse_equation, onehot._column_seeds,
+                                tape_jacobians._probe_weights])
+def test_pure_caches_are_lru_caches_of_their_arguments(fn):
+    assert isinstance(fn, functools._lru_cache_wrapper)
+
+
+def test_identity_rows_are_read_only_and_keyed_by_all_arguments():
+    a = structured.seed_rows(3, 4, 1, np.float64)
+    b = structured.seed_rows(3, 4, 0, np.float64)
+    c = structured.seed_rows(3, 4, 1, np.float32)
+    np.testing.assert_array_equal(a, np.eye(3, 4, k=1))
+    np.testing.assert_array_equal(b, np.eye(3, 4))
+    assert c.dtype == np.float32 and not a.flags.writeable
+    assert sparse_api.CHECKED_CALLS >= 1
