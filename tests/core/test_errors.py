@@ -47,7 +47,7 @@ def _assert_loud(excinfo):
     """The error, or the cause NumPy chained to its own error, explains the cut."""
     err = excinfo.value
     text = str(err) + " " + str(err.__cause__ or err.__context__ or "")
-    assert "being differentiated" in text and "test_conversions.py" in text, text
+    assert "being differentiated" in text and "test_errors.py" in text, text
 
 
 @pytest.mark.parametrize("name", sorted(IDIOMS))
@@ -82,7 +82,7 @@ def test_every_idiom_warns_under_a_tape_and_an_accumulator(name):
             IDIOMS[name](p)
     messages = [str(w.message) for w in caught
                 if issubclass(w.category, vj.NotDifferentiableWarning)]
-    assert any("GradientTape" in m and "test_conversions.py" in m for m in messages), messages
+    assert any("GradientTape" in m and "test_errors.py" in m for m in messages), messages
     assert any("ForwardAccumulator" in m for m in messages), messages
 
 

@@ -1,6 +1,6 @@
 """vj.nn convolutions and pooling against direct NumPy loops (an independent oracle: one
 dot product, max or mean per output element), their derivatives in both modes, pfor
-against the loop, and the argument checks. tests/test_against_tf.py compares them with
+against the loop, and the argument checks. tests/conformance/test_against_tf.py compares them with
 TensorFlow where it is installed."""
 import itertools
 

@@ -2,7 +2,7 @@
 
 Every expected value is the eager call of the same Python function (or a closed form):
 a replay must give what eager execution gives, for every input. The per-op behaviour of
-replays is covered by tests/test_function_registry.py (every registry sample).
+replays is covered by tests/transforms/function/test_capture.py (every registry sample).
 """
 import warnings
 

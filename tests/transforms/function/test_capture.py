@@ -40,7 +40,7 @@ def _assert_same(got, want, what):
 def test_replay_equals_eager(name, k):
     op, sample, leaves, diff, differentiable = _case(name, k)
     if op.stateful:
-        pytest.skip(f"{name}: draws anew on every run (tests/test_function.py)")
+        pytest.skip(f"{name}: draws anew on every run (tests/api/test_function.py)")
     dims = _dims(leaves, sample)
     rng = np.random.default_rng(1234 + k)
     a = [leaf.value(rng, dims) for leaf in leaves]

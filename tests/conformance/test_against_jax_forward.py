@@ -140,7 +140,7 @@ CASES = {
         XP, Y),
     # (at x = 0, d/dx xlogy(x, y) is 0 in vecjac, as TF's gradient (x != 0) * log(y),
     # where JAX gives log(y): a deliberate TF convention, tested in
-    # tests/ops/test_unary_ops.py, so x = 0 is not compared here)
+    # tests/ops/elementwise/test_unary.py, so x = 0 is not compared here)
     # -- reductions (distinct values: no ties at max / min) -------------------------------
     "reductions": group({
         "sum axis": (lambda x: vj.reduce_sum(vj.reshape(x, (2, 3)) ** 3, axis=0),

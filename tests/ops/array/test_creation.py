@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
-from tests.ops.test_array_ops import check_float32, check_pfor_combos, rand
+from tests.ops.array.test_shaping import check_float32, check_pfor_combos, rand
 from vecjac.testing import check_grads, check_pfor
 
 

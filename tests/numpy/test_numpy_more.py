@@ -13,7 +13,7 @@ import pytest
 
 import vecjac as vj
 from vecjac._src.numpy import dispatch as vecjac_numpy
-from tests.test_numpy_dispatch import check_inside_pfor, check_values_match
+from tests.numpy.test_dispatch import check_inside_pfor, check_values_match
 from vecjac.testing import check_grads, numerical_jacobian
 
 rng = np.random.default_rng(7)

@@ -2,8 +2,8 @@
 
 Every public function: forward against NumPy (every argument form), dtype rules and bad
 inputs. Gradients, float32, pfor and Jacobians of the ops they run: tests/test_registry.py,
-through the samples of the op blocks. The helpers here are shared by test_index_ops.py and
-test_creation_ops.py (for functions that are compositions of several ops).
+through the samples of the op blocks. The helpers here are shared by test_indexing.py and
+test_creation.py (for functions that are compositions of several ops).
 """
 import itertools
 

@@ -21,7 +21,7 @@ da = pytest.importorskip("dask.array")
 
 import vecjac as vj  # noqa: E402
 import vecjac.dask as vjd
-from tests import _dask_helpers as helpers  # noqa: E402
+from tests.api import _dask_helpers as helpers  # noqa: E402
 
 RNG = np.random.default_rng(14)
 A = RNG.standard_normal((12, 12)) / 3

@@ -1,11 +1,11 @@
 """Memory (issue 4, item 4): what a tape keeps, leaks across many calls, and the peak
 memory of chunked Jacobians.
 
-tests/test_tape.py already checks that a non-persistent tape frees an intermediate after
-`gradient` and that a persistent one keeps it until deleted; here the same holds for
-`jacobian`, `batch_jacobian`, nested Hessian tapes, pfor loops and failing calls. The
-bounds are generous (a leak of one small array per call over thousands of calls, a
-factor 2 on peaks) so that they hold on any allocator.
+tests/transforms/tape/test_tape.py already checks that a non-persistent tape frees an
+intermediate after `gradient` and that a persistent one keeps it until deleted; here the
+same holds for `jacobian`, `batch_jacobian`, nested Hessian tapes, pfor loops and failing
+calls. The bounds are generous (a leak of one small array per call over thousands of
+calls, a factor 2 on peaks) so that they hold on any allocator.
 """
 import gc
 import tracemalloc

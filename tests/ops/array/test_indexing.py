@@ -12,7 +12,7 @@ import pytest
 
 import vecjac as vj
 from vecjac._src.core.registry import lib
-from tests.ops.test_array_ops import ITERS, check_float32, check_pfor_combos, rand
+from tests.ops.array.test_shaping import ITERS, check_float32, check_pfor_combos, rand
 from vecjac.testing import check_grads, check_pfor
 
 RNG = np.random.default_rng(1)

@@ -1,4 +1,4 @@
-"""Helpers that tests/test_dask.py ships to Dask workers by reference (so this module is
+"""Helpers that tests/api/test_dask.py ships to Dask workers by reference (so this module is
 imported in the workers: keep it light, no pytest)."""
 import os
 

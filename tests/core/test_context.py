@@ -1,10 +1,11 @@
 """Threads (issue 4, item 5): tapes, pfor loops and variable watching are thread-local, and
 8 threads differentiating one model concurrently get the sequential results.
 
-tests/test_tape.py covers the basics (a tape ignores another thread's ops; concurrent
-*gradients* on shared Variables). Here: jacobian, batch_jacobian and Hessians run
-concurrently with tight thread switching, a pfor loop in one thread while another
-thread computes, and which Variables a tape auto-watches when another thread reads others.
+tests/transforms/tape/test_tape.py covers the basics (a tape ignores another thread's
+ops; concurrent *gradients* on shared Variables). Here: jacobian, batch_jacobian and
+Hessians run concurrently with tight thread switching, a pfor loop in one thread while
+another thread computes, and which Variables a tape auto-watches when another thread
+reads others.
 """
 import sys
 import threading
