@@ -1,11 +1,12 @@
-"""vj.cond and vj.while_loop: eager Python semantics, gradients, and the pfor behaviour."""
+"""vj.cond, vj.while_loop and vj.switch_case (vecjac/_src/composites/control_flow.py): eager
+Python semantics (only the chosen branch runs), gradients, and the pfor behaviour against
+the plain loop and Python; the argument errors of switch_case."""
 import numpy as np
 import pytest
 
 import vecjac as vj
 from vecjac.testing import check_grads, check_pfor
-from vecjac.vectorize import for_loop, vectorized_map
-from vecjac.vectorize import pfor
+from vecjac.vectorize import for_loop, pfor, vectorized_map
 
 RNG = np.random.default_rng(7)
 XS = np.array([-1.5, -0.3, 0.4, 2.0, 0.9, -2.2])
@@ -387,3 +388,179 @@ def test_while_loop_loop_variant_shape_change_is_an_error():
         vectorized_map(lambda v: vj.while_loop(
             lambda y: y[0] < 3.0, lambda y: vj.concat([y, y], 0), [vj.reshape(v, (1,))],
             shape_invariants=[None])[0], x)
+
+
+# -- switch_case, eager --------------------------------------------------------------------------
+def _recording(calls, tag, value):
+    def fn():
+        calls.append(tag)
+        return value
+    return fn
+
+
+@pytest.mark.parametrize("form", ["list", "pairs", "dict"])
+@pytest.mark.parametrize("index, expected", [(0, "a"), (1, "b"), (2, "c"), (3, "c"),
+                                             (-1, "c"), (99, "c")])
+def test_switch_case_runs_only_the_selected_branch(form, index, expected):
+    calls = []
+    fns = [_recording(calls, t, t) for t in "abc"]
+    branch_fns = {"list": fns, "pairs": [(2, fns[2]), (0, fns[0]), (1, fns[1])],
+                  "dict": {1: fns[1], 2: fns[2], 0: fns[0]}}[form]
+    assert vj.switch_case(vj.constant(index), branch_fns) == expected
+    assert calls == [expected]   # out of range, no default: the largest key (TF)
+
+
+@pytest.mark.parametrize("index, expected", [(0, 10.0), (1, 20.0), (2, -1.0), (-3, -1.0)])
+def test_switch_case_default(index, expected):
+    out = vj.switch_case(index, [lambda: vj.constant(10.0), lambda: vj.constant(20.0)],
+                         default=lambda: vj.constant(-1.0))
+    assert float(out) == expected
+
+
+@pytest.mark.parametrize("index", [np.int32(1), np.array(1, np.int64), vj.constant(1, vj.int32),
+                                   vj.Variable(np.array(1), trainable=False), np.uint8(1)])
+def test_switch_case_index_kinds(index):
+    assert vj.switch_case(index, [lambda: 0, lambda: 1]) == 1
+
+
+def test_switch_case_gradients_through_the_selected_branch():
+    branches = [lambda x: vj.sin(x) * x, lambda x: x * x * x, lambda x: vj.exp(-x)]
+    x0 = np.array([0.3, -1.1])
+    for k, closed in enumerate([np.cos(x0) * x0 + np.sin(x0), 3 * x0 ** 2, -np.exp(-x0)]):
+        def f(x, k=k):
+            return vj.switch_case(vj.constant(k), [lambda b=b: b(x) for b in branches])
+        check_grads(f, [x0], modes=("fwd", "rev"))
+        t = vj.constant(x0)
+        with vj.GradientTape() as tape:
+            tape.watch(t)
+            y = vj.reduce_sum(f(t))
+        np.testing.assert_allclose(tape.gradient(y, t).numpy(), closed, rtol=1e-12)
+
+
+def test_switch_case_in_function_replays_and_retraces():
+    @vj.function
+    def f(k, x):
+        return vj.switch_case(k, [lambda: x + 1.0, lambda: x * 10.0], default=lambda: -x)
+    x = vj.constant([1.0, 2.0])
+    for k, expected in [(0, [2.0, 3.0]), (1, [10.0, 20.0]), (5, [-1.0, -2.0]), (0, [2.0, 3.0]),
+                        (-2, [-1.0, -2.0]), (1, [10.0, 20.0])]:
+        np.testing.assert_allclose(f(vj.constant(k), x).numpy(), expected)
+
+
+# -- switch_case inside pfor ------------------------------------------------------------------
+KS = np.array([2, 0, 1, 5, -1, 1, 0])
+XK = np.random.default_rng(11).standard_normal(len(KS))
+
+
+def _switchy(i):
+    k = vj.gather(vj.constant(KS), i)                               # loop-variant index
+    x = vj.gather(vj.constant(XK), i)
+    w = vj.constant([1.0, -2.0, 0.5])                               # loop-invariant
+    return vj.switch_case(k, [lambda: {"a": x * w, "b": (vj.exp(x), 1.0)},
+                              lambda: {"a": w + x, "b": (x * x, vj.cos(x))},
+                              lambda: {"a": w, "b": (x, 2.0)}],
+                          default=lambda: {"a": -w * x, "b": (vj.sin(x), 3.0)})
+
+
+def test_switch_case_loop_variant_index_matches_loop_and_python():
+    check_pfor(_switchy, len(KS), fallback_to_while_loop=False)
+    out = pfor(_switchy, len(KS))
+    w = np.array([1.0, -2.0, 0.5])
+    for i, (k, x) in enumerate(zip(KS, XK)):
+        a, b0, b1 = {0: (x * w, np.exp(x), 1.0), 1: (w + x, x * x, np.cos(x)),
+                     2: (w, x, 2.0)}.get(k, (-w * x, np.sin(x), 3.0))
+        np.testing.assert_allclose(out["a"].numpy()[i], a)
+        np.testing.assert_allclose(out["b"][0].numpy()[i], b0)
+        np.testing.assert_allclose(out["b"][1].numpy()[i], b1)
+
+
+def test_switch_case_loop_variant_without_default_takes_the_last_branch():
+    ks = vj.constant([0, 3, -2, 1])
+    out = vectorized_map(lambda k: vj.switch_case(k, [lambda: k * 0 + 100, lambda: k * 2]),
+                         ks, fallback_to_while_loop=False)
+    np.testing.assert_array_equal(out.numpy(), [100, 6, -4, 2])
+
+
+def test_switch_case_loop_variant_runs_every_branch_once():
+    calls = []
+    out = vectorized_map(lambda k: vj.switch_case(k, [_recording(calls, "a", 1.0),
+                                                      _recording(calls, "b", 2.0)]),
+                         vj.constant([1, 0, 1]))
+    assert sorted(calls) == ["a", "b"]
+    np.testing.assert_array_equal(out.numpy(), [2.0, 1.0, 2.0])
+
+
+def test_switch_case_loop_variant_gradients():
+    x0 = np.array([0.5, -1.2, 2.0, -0.3, 0.8])
+    ks = vj.constant([0, 1, 2, 1, 0])
+
+    def f(x):
+        return vectorized_map(lambda kv: vj.switch_case(
+            kv[0], [lambda: kv[1] ** 3, lambda: vj.sin(kv[1]) * 2.0, lambda: vj.exp(kv[1])]),
+            (ks, x))
+    check_grads(f, [x0], modes=("fwd", "rev"))
+    t = vj.constant(x0)
+    with vj.GradientTape() as tape:
+        tape.watch(t)
+        y = f(t)
+    d = np.select([ks.numpy() == 0, ks.numpy() == 1], [3 * x0 ** 2, 2 * np.cos(x0)],
+                  np.exp(x0))
+    np.testing.assert_allclose(tape.jacobian(y, t).numpy(), np.diag(d), rtol=1e-12)
+
+
+def test_switch_case_loop_invariant_index_inside_pfor_runs_one_branch():
+    calls = []
+
+    def loop_fn(i):
+        x = vj.cast(i, vj.float64)
+        return vj.switch_case(vj.constant(1), [lambda: calls.append("a") or x,
+                                               lambda: calls.append("b") or x * 3.0])
+    np.testing.assert_array_equal(pfor(loop_fn, 3).numpy(), [0.0, 3.0, 6.0])
+    assert calls == ["b"]
+
+
+@pytest.mark.parametrize("fns, err, match", [
+    ([lambda v: (v, v), lambda v: v], ValueError,
+     r"every branch must return the same structure, branch_fns\[0\] and branch_fns\[1\]"),
+    ([lambda v: {"a": v}, lambda v: {"a": v}, lambda v: {"b": v}], ValueError,
+     r"branch_fns\[0\] and branch_fns\[2\] differ.*keys"),
+    ([lambda v: [v, v], lambda v: [v, vj.cast(v, vj.float32)]], TypeError,
+     r"output\[1\] has dtype float64 in branch_fns\[0\] and float32 in branch_fns\[1\]"),
+    ([lambda v: v, lambda v: v * vj.ones(3), lambda v: v * vj.ones(2)], ValueError,
+     r"output has shapes .*\(3,\) in branch_fns\[1\], \(2,\) in branch_fns\[2\]"),
+])
+def test_switch_case_loop_variant_branch_mismatch_errors(fns, err, match):
+    with pytest.raises(err, match=match):
+        vectorized_map(lambda kv: vj.switch_case(kv[0], [lambda f=f: f(kv[1]) for f in fns]),
+                       (vj.constant([0, 1]), vj.constant([0.5, 1.5])))
+
+
+@pytest.mark.parametrize("kwargs, err, match", [
+    ({"branch_fns": []}, ValueError, r"branch_fns must not be empty"),
+    ({"branch_fns": lambda: 1.0}, TypeError, r"branch_fns must be a list .* got function"),
+    ({"branch_fns": [lambda: 1.0, 2.0]}, TypeError,
+     r"branch_fns\[1\] must be callable, got float"),
+    ({"branch_fns": [(0, lambda: 1.0), 2.0]}, TypeError,
+     r"branch_fns\[1\] must be a callable or an \(int, callable\) pair, got float"),
+    ({"branch_fns": [(0, lambda: 1.0), (0, lambda: 2.0)]}, ValueError,
+     r"branch_fns has the key 0 twice"),
+    ({"branch_fns": {0: lambda: 1.0, 2: lambda: 2.0}}, ValueError,
+     r"keys of branch_fns must be 0 to 1 \(contiguous\), got \[0, 2\]"),
+    ({"branch_fns": {"a": lambda: 1.0}}, TypeError, r"keys of branch_fns must be ints"),
+    ({"branch_fns": [(0, lambda: 1.0), (1, "f")]}, TypeError,
+     r"branch_fns\[1\] must be callable, got str"),
+    ({"default": 3}, TypeError, r"default must be callable or None, got int"),
+    ({"branch_index": 1.0}, TypeError, r"branch_index must be an int scalar"),
+    ({"branch_index": True}, TypeError, r"branch_index must be an int scalar, got True"),
+    ({"branch_index": vj.constant(1.0)}, TypeError,
+     r"branch_index must have an integer dtype, got float64"),
+    ({"branch_index": np.array([0, 1])}, ValueError, r"branch_index must be a scalar"),
+    ({"branch_index": "0"}, TypeError, r"branch_index must be an int scalar .* got str"),
+])
+def test_switch_case_argument_errors(kwargs, err, match):
+    calls = []
+    args = {"branch_index": 0, "branch_fns": [lambda: calls.append(0) or 1.0], "default": None}
+    args.update(kwargs)
+    with pytest.raises(err, match=match):
+        vj.switch_case(**args)
+    assert calls == []   # checked before any branch runs
