@@ -1,15 +1,14 @@
-"""vj.scipy.linalg and vj.scipy.signal against scipy.linalg / scipy.signal: values in
+"""vj.scipy.linalg (vecjac/_src/api/scipy/linalg.py) against scipy.linalg: values in
 SciPy's conventions (1-D right-hand sides, trans, unit_diagonal, cho_factor's pair,
-batches, convolution modes), the derivatives of the compositions against finite
+batches, banded storage), the derivatives of the compositions against finite
 differences, and the derivative rules of the matrix-function ops against independent
 formulas (scipy.linalg.expm_frechet, the Sylvester equation of sqrtm). Gradients, JVPs,
 second order and pfor of the ops themselves are the registry's (samples in
-vecjac/_src/ops/linalg/matrix_function.py and signal_ops.py).
+vecjac/_src/ops/linalg/matrix_function.py).
 """
 import numpy as np
 import pytest
 import scipy.linalg as sla
-import scipy.signal as ssig
 
 import vecjac as vj
 from vecjac.testing import check_grads, numerical_jacobian
@@ -187,41 +186,3 @@ def test_solve_banded_jacobians_and_errors():
         L.solve_banded((1, 1), ab, b)
     with pytest.raises(ValueError, match="infs or NaNs"):
         L.solve_banded((1, 2), ab, np.full(6, np.nan))
-
-
-CONVOLUTIONS = [(RNG.standard_normal(7), RNG.standard_normal(3)),
-                (RNG.standard_normal(3), RNG.standard_normal(6)),
-                (RNG.standard_normal((4, 5)), RNG.standard_normal((2, 3))),
-                (RNG.standard_normal((3, 2)), RNG.standard_normal((2, 4))),
-                (RNG.standard_normal((2, 3, 4)), RNG.standard_normal((2, 2, 2)))]
-
-
-@pytest.mark.parametrize("mode", ["full", "valid", "same"])
-@pytest.mark.parametrize("method", ["auto", "direct", "fft"])
-def test_convolve_matches_scipy(mode, method):
-    for in1, in2 in CONVOLUTIONS:
-        try:
-            expected = ssig.convolve(in1, in2, mode=mode, method=method)
-        except ValueError:  # 'valid' with neither input the larger one on every axis
-            with pytest.raises(ValueError, match="convolve: for 'valid' mode"):
-                vj.scipy.signal.convolve(in1, in2, mode=mode, method=method)
-            continue
-        got = vj.scipy.signal.convolve(in1, in2, mode=mode, method=method)
-        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-10, atol=1e-12)
-    ints = vj.scipy.signal.convolve(np.arange(5), np.array([1, -1]), mode=mode, method=method)
-    assert ints.dtype == np.int64
-    np.testing.assert_array_equal(ints.numpy(), ssig.convolve(np.arange(5), [1, -1], mode=mode,
-                                                              method=method))
-
-
-@pytest.mark.parametrize("mode", ["full", "valid", "same"])
-def test_convolve_derivatives(mode):
-    for in1, in2 in (CONVOLUTIONS[0], CONVOLUTIONS[1], CONVOLUTIONS[2], CONVOLUTIONS[4]):
-        check_grads(lambda a, b: vj.scipy.signal.convolve(a, b, mode=mode), [in1, in2])
-    in1, in2 = CONVOLUTIONS[2]
-    t = vj.constant(in2)
-    with vj.GradientTape() as tape:  # pfor over the convolution's backward pass
-        tape.watch(t)
-        y = vj.scipy.signal.convolve(in1, t, mode=mode)
-    expected = numerical_jacobian(lambda v: ssig.convolve(in1, v, mode=mode), in2)
-    np.testing.assert_allclose(tape.jacobian(y, t).numpy(), expected, rtol=1e-6, atol=1e-8)
