@@ -123,23 +123,6 @@ def test_per_example_jacobians_inside_vectorized_map():
                                    atol=1e-9)
 
 
-def test_third_order_through_structured_paths():
-    x = vj.constant(np.array([0.7, -0.3]))
-    with vj.GradientTape() as t3:
-        t3.watch(x)
-        with vj.GradientTape() as t2:
-            t2.watch(x)
-            with vj.GradientTape() as t1:
-                t1.watch(x)
-                y = vj.reduce_sum(x ** 4)
-            g = t1.gradient(y, x)
-        h = t2.jacobian(g, x)
-    d3 = t3.jacobian(h, x)
-    expected = np.zeros((2, 2, 2))
-    expected[0, 0, 0], expected[1, 1, 1] = 24 * x.numpy()
-    np.testing.assert_allclose(d3.numpy(), expected, rtol=1e-12, atol=1e-12)
-
-
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")  # NumPy's IEEE notice
 @pytest.mark.parametrize("make", [
     lambda x: vj.exp(x),                                   # scale by a NaN factor

@@ -233,23 +233,30 @@ def test_hessian_nested_tapes_matches_finite_differences():
     np.testing.assert_allclose(hm, hm.T, atol=1e-12)
 
 
-def test_third_order_jacobian_of_hessian():
-    x = vj.constant(np.array([0.3, -0.7]))
+# separable: the one-hot seeds of the inner Jacobians stay structured through every rule
+# (once test_third_order_through_structured_paths in tests/transforms/pfor/); coupled: the
+# cross term x0 x1^2 mixes the seeds
+@pytest.mark.parametrize("point, coupling", [((0.7, -0.3), 0.0), ((0.3, -0.7), 1.0)],
+                         ids=["separable", "coupled"])
+def test_third_order_jacobian_of_hessian(point, coupling):
+    x = vj.constant(np.array(point))
     with vj.GradientTape() as t3:
         t3.watch(x)
         with vj.GradientTape() as t2:
             t2.watch(x)
             with vj.GradientTape() as t1:
                 t1.watch(x)
-                y = vj.reduce_sum(x ** 4) + x[0] * x[1] ** 2
+                y = vj.reduce_sum(x ** 4)
+                if coupling:  # no cross term at all otherwise: it would break the structure
+                    y = y + coupling * x[0] * x[1] ** 2
             g = t1.gradient(y, x)
         h = t2.jacobian(g, x)
     d3 = t3.jacobian(h, x)
-    a, b = x.numpy()
+    a, b = point
     expected = np.zeros((2, 2, 2))
     expected[0, 0, 0] = 24 * a
     expected[1, 1, 1] = 24 * b
-    expected[0, 1, 1] = expected[1, 0, 1] = expected[1, 1, 0] = 2.0
+    expected[0, 1, 1] = expected[1, 0, 1] = expected[1, 1, 0] = 2.0 * coupling
     np.testing.assert_allclose(d3.numpy(), expected, rtol=1e-12, atol=1e-12)
 
 
