@@ -371,7 +371,7 @@ SPECS.update({
         args=dict(mean=lambda: F(3), cov=lambda: SPD.copy()), roles=dict(mean="float_or_none")),
     # the CDF in two dimensions, where SciPy's value is exact (above: quasi-Monte Carlo,
     # equal to the oracle only to about abseps); lower_limit raises NotImplementedError
-    # (tests/test_scipy_stats.py)
+    # (tests/api/scipy/test_stats.py)
     **{f"vj.scipy.stats.multivariate_normal.{m}": dict(
         args=dict(x=lambda: F(2, 2), mean=lambda: F(2), cov=lambda: SPD[:2, :2].copy()),
         roles=dict(mean="float_or_none", maxpts="skip", abseps="skip", releps="skip",

@@ -107,7 +107,7 @@ class OdeInt(Op):
                       no_f32="SciPy's odeint integrates in float64"))
     # grad_order=1: the registry's second-order checks (a Hessian through pfor, nested
     # jacobians) integrate adjoints of adjoints, minutes here; second derivatives are
-    # checked by tests/test_scipy_integrate.py
+    # checked by tests/api/scipy/test_odeint.py
 
     def forward(self, y0, t, *args, func, options):
         dtype = y0.dtype
