@@ -26,7 +26,7 @@ CACHES = {
     "sparse jit traces": "the plan (and vj.function's key)",
     "flat_hessian / newton_step sparse plans": "loss_fn, the variables' identity, shape, "
                                                "dtype; checked by a random product",
-    "jacobian(mode='auto') mode and output sizes": "argument shapes and dtypes, other "
+    'jacobian(mode="auto") mode and output sizes': "argument shapes and dtypes, other "
                                                    "arguments by value",
     "vj.scipy.jac last point": "every argument by value; unknown objects never reused",
     "structured.finite": "the tensor and its value array (identity)",
