@@ -13,8 +13,15 @@ import pytest
 
 import vecjac as vj
 
-HAS_DASK = importlib.util.find_spec("dask") is not None and \
-    importlib.util.find_spec("cloudpickle") is not None
+
+def _installed(*names):
+    try:
+        return all(importlib.util.find_spec(n) is not None for n in names)
+    except (ImportError, ValueError):
+        return False
+
+
+HAS_DASK = _installed("dask", "cloudpickle")
 NEEDS_DASK = {"vecjac.dask", "vecjac._src.api.dask", "vecjac._src.api.dask_blocks"}
 
 

@@ -96,7 +96,7 @@ def __dir__():
 def _dask_installed():
     try:
         return all(_importlib_util.find_spec(m) is not None for m in ("dask", "cloudpickle"))
-    except ValueError:  # a module present in sys.modules as None (blocked): not installed
+    except (ValueError, ImportError):  # None in sys.modules, or a finder that refuses it
         return False
 
 from vecjac._src.core.tensor import bool_ as bool  # noqa: A004,E402  (TF spells it vj.bool)
