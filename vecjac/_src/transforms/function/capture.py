@@ -2,11 +2,10 @@
 
 `Capture` is an observer on the transform stack (vecjac/_src/core/context.py). While the
 Python function runs eagerly, apply() tells it about every forward that runs
-(`after_forward`), including
-the forwards of backward passes, pfor converters, JVPs and structured-seed rules;
-Variables tell it about reads and assignments; every value read by Python (Tensor
-conversions, vecjac's own value-dependent choices) reaches `value_read`. Each Tensor it
-meets gets a *slot*:
+(`after_forward`), including the forwards of backward passes, pfor converters, JVPs and
+structured-seed rules; Variables tell it about reads and assignments; every value read
+by Python (Tensor conversions, vecjac's own value-dependent choices) reaches
+`value_read`. Each Tensor it meets gets a *slot*:
 - input slots: the Tensors of the arguments;
 - variable reads: `var._value`, read again at replay at the same point of the plan;
 - constants: Tensors it did not see being computed (vj.constant, NumPy arrays converted
