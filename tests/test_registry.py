@@ -289,7 +289,7 @@ def test_float32_in_float32_out(name, k, data):
         second = _weighted_loss(present, [rng.standard_normal(g.shape).astype(np.float32)
                                           for g in present])
     # the tape casts every cotangent to its input's dtype: look for float64 work inside
-    leaks = sorted({e.op.name for e in outer._entries
+    leaks = sorted({e.op.name for e in outer.recorded()
                     if any(o.dtype == np.float64 for o in e.outputs)})
     assert not leaks, f"{name}: float32 inputs, but ops {leaks} compute in float64"
     for j, h in zip(diff, outer.gradient(second, [tensors[j] for j in diff])):
@@ -309,7 +309,7 @@ def _assert_float32_jvps(name, call, tensors, diff, rng):
     for m, o in enumerate(outs):
         t = acc.jvp(o)
         assert t is None or t.dtype == np.float32, f"{name}: JVP of output {m} is {t.dtype}"
-    leaks = sorted({e.op.name for e in watcher._entries
+    leaks = sorted({e.op.name for e in watcher.recorded()
                     if any(o.dtype == np.float64 for o in e.outputs)})
     assert not leaks, f"{name}: float32 tangents, but ops {leaks} compute in float64"
 

@@ -149,7 +149,7 @@ def test_recompute_grad_keeps_nothing_of_f_and_runs_it_again_per_gradient():
         y = vj.reduce_sum(g(x, scale=2.0) ** 2)
     assert len(calls) == 1
     # the tape holds the block as one entry, not tanh, sin and the products inside it
-    assert [e.op.name for e in tape._entries] == ["IdentityN", "Square", "Sum"]
+    assert [e.op.name for e in tape.recorded()] == ["IdentityN", "Square", "Sum"]
     v = x.numpy()
     inner = np.tanh(v) * np.sin(v) * 2.0
     d_inner = 2.0 * ((1 - np.tanh(v) ** 2) * np.sin(v) + np.tanh(v) * np.cos(v))

@@ -23,8 +23,7 @@ from vecjac._src.ops.elementwise.logic import cast
 def strict(transform, what):
     """`transform` (a tape or accumulator) with values leaving vecjac made errors that name
     `what`: a functional transform never returns a silently cut derivative."""
-    transform._strict = what
-    return transform
+    return transform.set_strict(what)
 
 
 def warn_if_independent(what, outputs, depends):

@@ -38,7 +38,7 @@ def _value_and_grad_call(f, argnums, has_aux, what, args, kwargs):
         out = f(*args, **kwargs)
         y, aux = split_aux(out, has_aux, what)
         y = output_tensor(y, what, scalar=True)
-    warn_if_independent(what, [y], lambda t: t._tid in tape._connected)
+    warn_if_independent(what, [y], tape.is_connected)
     grads = tape.gradient(y, flat, unconnected_gradients=_ZERO)
     return y, aux, pack(grads, structures, isinstance(argnums, tuple))
 

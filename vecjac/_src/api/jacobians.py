@@ -67,7 +67,7 @@ def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
         out = f(*args, **kwargs)
         y, aux = split_aux(out, has_aux, what)
         ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
-    warn_if_independent(what, ys, lambda t: t._tid in tape._connected)
+    warn_if_independent(what, ys, tape.is_connected)
     if on_output is not None and on_output(ys) == "fwd":
         return None
     n = sum(x.size for x in flat)
@@ -103,15 +103,14 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
             tangents.append(hot if x.shape == (size,) else
                             apply(Reshape, hot, shape=x.shape))
             offset += size
-        with strict(ForwardAccumulator._seeded(flat, tangents), what) as acc:
+        with strict(ForwardAccumulator.seeded(flat, tangents), what) as acc:
             out = f(*args, **kwargs)
             y, aux = split_aux(out, has_aux, what)
             ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
         if not seen:
-            followed = acc._tangents
-            warn_if_independent(what, ys, lambda t: t._tid in followed)
+            warn_if_independent(what, ys, acc.has_tangent)
         seen.update(y=y, aux=aux, ys=ys)
-        return [acc._tangent(t) for t in ys]
+        return [acc.tangent_or_zeros(t) for t in ys]
 
     if n == 0:  # nothing to seed: f once for the output shapes
         loop_fn(Tensor(np.asarray(0)))

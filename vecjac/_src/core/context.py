@@ -4,16 +4,23 @@ Every transform (GradientTape, the pfor loop, ForwardAccumulator, the sparsity t
 the plan capture of vj.function) is a `Transform` with a *level*, drawn from one counter
 when it becomes active, so that "entered inside" is simply "has a larger level".
 
-A transform plays one or more roles, each a list of `state` that apply() reads:
-- `tapes` (recorders): apply() records each op whose forward ran on every visible tape
-  connected to an input (vecjac/_src/core/dispatch.py: record);
-- `followers`: transforms that follow values by id (ForwardAccumulator: the values it
-  holds tangents for; the sparsity tracer: traced values). pfor loops follow their
-  stacked values through the value itself (`Tensor._pfor`), which is cheaper to find.
-  apply() hands an op with a followed input to the innermost such transform, whose
-  `process(op, tensors, attrs)` computes the outputs with the op's rule (converter, jvp,
-  pattern) and records the op, in its own view, on the tapes entered inside it;
-- `observers`: transforms told about every forward that runs (plan capture).
+A transform plays one or more roles, each a list of `state` that apply() reads, and
+implements the one hook of each role:
+- owners: transforms that compute an op in their own view. `followers` follow values by
+  id (ForwardAccumulator: the values it holds tangents for; the sparsity tracer: traced
+  values); pfor loops follow their stacked values through the value itself
+  (`Tensor._pfor`), which is cheaper to find. apply() hands an op with a followed input
+  to the innermost such transform, whose `process(op, tensors, attrs)` computes the
+  outputs with the op's rule (converter, jvp, pattern) and records the op, in its own
+  view, on the tapes entered inside it (vecjac/_src/core/dispatch.py: record);
+- `tapes` (recorders) and `observers` (plan capture): apply() calls their
+  `after_forward(op, inputs, outputs, attrs)` once the forward of an op has run. A tape
+  decides what it keeps (recording, visible, connected to an input); an observer sees
+  every forward that runs, hidden or not.
+Nothing else reaches into a transform: what others need to know is a public method.
+
+`alone(transform)` is the one question the fast paths ask: could any other transform
+see the difference between the op's rule through apply() and a shortcut?
 
 Hiding. A rule's ops go through apply() again, so that transforms *outside* the one
 running the rule see them. The transform itself and those entered inside it must not:
@@ -29,6 +36,8 @@ not counts); the stack stays sorted by level.
 import bisect
 import itertools
 import threading
+
+from vecjac._src.core.flags import NO_FAST_PATHS
 
 _levels = itertools.count(1)
 
@@ -85,6 +94,14 @@ class Transform:
     def visible(self):
         return not state.hidden or self.level not in state.hidden
 
+    def process(self, op, tensors, attrs):
+        """The owner's hook: compute `op` on `tensors` in this transform's view (its
+        rule, through apply() while hidden) and return the outputs, as apply() would."""
+        raise NotImplementedError(f"{type(self).__name__} owns no values")
+
+    def after_forward(self, op, inputs, outputs, attrs):
+        """The recorder's and observer's hook: `op`'s forward ran on `inputs`."""
+
     def value_read(self, tensor, how, test=None):
         """`tensor`'s value is leaving vecjac (`how`, `test`: see value_read below). A
         transform that follows it may raise or warn (the derivative would be cut there)
@@ -96,17 +113,20 @@ class Transform:
         return False
 
 
-def unobserved(tensors):
-    """Whether no transform but the follower running a rule can see work on `tensors`:
-    no tape, observer or second follower, and no loop value among them. Forward mode's
-    fast paths then compute in NumPy directly."""
-    st = state
-    if st.tapes or st.observers or len(st.followers) > 1:
+def alone(transform):
+    """Whether no transform but `transform` could see the difference if it computed an op
+    directly (in NumPy, or by handing it straight to a loop) instead of running the op's
+    rule through apply(): no tape, no observer, and no follower outside it. Transforms
+    entered inside it are hidden while its rules run, so they see neither route. Every
+    fast path asks this (and nothing else) about the stack; under VECJAC_NO_FAST_PATHS=1
+    it is always False. Inputs that are loop values are the fast paths' own business."""
+    if NO_FAST_PATHS:
         return False
-    for t in tensors:
-        if t._pfor is not None:
-            return False
-    return True
+    st = state
+    if st.tapes or st.observers:
+        return False
+    followers = st.followers
+    return not followers or followers[0].level >= transform.level
 
 
 def hide(level):
@@ -134,27 +154,6 @@ def unhide(levels):
             hidden[lv] = n
         else:
             del hidden[lv]
-
-
-def is_visible(level):
-    hidden = state.hidden
-    return not hidden or level not in hidden
-
-
-class hiding:
-    """Context manager form of hide/unhide."""
-
-    __slots__ = ("level", "levels")
-
-    def __init__(self, level):
-        self.level = level
-
-    def __enter__(self):
-        self.levels = hide(self.level)
-
-    def __exit__(self, *exc):
-        unhide(self.levels)
-        return False
 
 
 # -- values leaving vecjac --------------------------------------------------------------

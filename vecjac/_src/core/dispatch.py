@@ -7,15 +7,15 @@ apply(op, *inputs, **attrs):
    stacked value it is, an accumulator holding a tangent for it, a tracer) and hands it
    the op: the transform computes the outputs with its rule, whose own ops come back
    through apply() for the transforms outside it to see (vecjac/_src/core/context.py);
-3. otherwise runs `forward`, tells the observers, and records the op on every visible
-   tape connected to an input.
+3. otherwise runs `forward` and calls `after_forward` of the observers and the tapes
+   (each tape records the op if it follows an input).
 """
 import numbers
 
 import numpy as np
 
 from vecjac._src.core.context import state
-from vecjac._src.core.registry import Entry, lib
+from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor, as_array, as_dtype
 from vecjac._src.core.variables import Variable
 
@@ -28,7 +28,7 @@ def apply(op, *inputs, **attrs):
         if not isinstance(t, Tensor):
             tensors = tuple([x if isinstance(x, Tensor) else to_input(x, inputs)
                              for x in inputs])
-            owner = _innermost_loop(tensors)
+            owner = innermost_loop(tensors)
             break
         p = t._pfor
         if p is not None and (owner is None or p.level > owner.level):
@@ -63,7 +63,8 @@ def apply(op, *inputs, **attrs):
     return outputs
 
 
-def _innermost_loop(tensors):
+def innermost_loop(tensors):
+    """The innermost pfor loop among `tensors`' values (None: no loop value)."""
     owner = None
     for t in tensors:
         p = t._pfor
@@ -73,12 +74,11 @@ def _innermost_loop(tensors):
 
 
 def _after_forward(op, tensors, outputs, attrs):
-    if state.observers:
-        captured = unborrow(tensors)  # a plan's constants own their memory
-        for observer in state.observers:
-            observer.ran(op, captured, outputs, attrs)
-    if state.tapes:
-        record(op, tensors, outputs, attrs)
+    st = state
+    for observer in st.observers:
+        observer.after_forward(op, tensors, outputs, attrs)
+    for tape in st.tapes:  # (apply() copied borrowed inputs if a tape will keep them)
+        tape.after_forward(op, tensors, outputs, attrs)
 
 
 lib.apply = apply  # Op.__call__ and the rules reach apply through the library namespace
@@ -110,47 +110,25 @@ def _borrows(tensors):
     return False
 
 
-def _recorded(op, inputs):
-    """Whether a visible, recording tape connected to an input will record `op`."""
+def _recorded(op, inputs, above=0):
+    """Whether a tape newer than level `above` will record `op` on `inputs`."""
     if not op.differentiable:
         return False
-    hidden = state.hidden
     for tape in state.tapes:
-        if tape._recording and not (hidden and tape.level in hidden):
-            connected = tape._connected
-            for t in inputs:
-                if t._tid in connected:
-                    return True
+        if tape.level > above and tape.records(inputs):
+            return True
     return False
 
 
 def record(op, inputs, outputs, attrs, above=0):
-    """Record on every recording, visible tape newer than level `above` that is connected
-    to an input (a tape follows the values computed from what it watches)."""
-    if not op.differentiable:
-        return
-    for o in outputs:
-        if o.dtype.kind in "fc":
-            break
-    else:
-        return
-    hidden = state.hidden
-    entry = None
+    """Tell every tape newer than level `above` that `op` ran (`after_forward`): each
+    records it if it follows an input. Borrowed inputs are copied first, once for all
+    the tapes, when one of them will keep them (apply() has done so already)."""
+    if _borrows(inputs) and _recorded(op, inputs, above):
+        inputs = unborrow(inputs)
     for tape in state.tapes:
-        level = tape.level
-        if not tape._recording or level <= above or (hidden and level in hidden):
-            continue
-        connected = tape._connected
-        for t in inputs:
-            if t._tid in connected:
-                break
-        else:
-            continue
-        if entry is None:
-            entry = Entry(op, unborrow(inputs), outputs, attrs)
-        tape._entries.append(entry)
-        for o in outputs:
-            connected.add(o._tid)
+        if tape.level > above:
+            tape.after_forward(op, inputs, outputs, attrs)
 
 
 # -- input conversion -------------------------------------------------------------------

@@ -27,7 +27,7 @@ def leaf_tensor(x, what):
     if isinstance(x, Tensor):
         return x
     if isinstance(x, Variable):
-        return x._read if x._read is not None else Tensor(x._value, x._tid)
+        return x.unseen_read()
     raise TypeError(f"{what} must be Tensors or Variables (or nests of them), "
                     f"got {type(x).__name__}")
 

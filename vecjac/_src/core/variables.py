@@ -10,7 +10,7 @@ import threading
 
 import numpy as np
 
-from vecjac._src.core.context import is_visible, state
+from vecjac._src.core.context import state
 from vecjac._src.core.tensor import Tensor, _next_tid, as_array
 
 _name_counts = {}
@@ -69,15 +69,26 @@ class Variable:
             read = self._read = Tensor(self._value, self._tid)
         if state.tapes and self._trainable:
             for tape in state.tapes:
-                if tape._recording and tape._watch_accessed_variables and \
-                        is_visible(tape.level):
-                    tape._watch_variable(self)
+                tape.variable_read(self)
         for watcher in state.variable_watchers:
             watcher(self)
         return read
 
     def value(self):
         return self.read_value()
+
+    def unseen_read(self):
+        """The current value as a Tensor (the one read_value gives), without telling the
+        tapes and watchers: for vecjac's own bookkeeping of a read they have seen, or
+        must not see (a gradient's source)."""
+        read = self._read
+        return read if read is not None else Tensor(self._value, self._tid)
+
+    def restore(self, value):
+        """Put back `value` (an ndarray this Variable held) without telling anyone: a
+        replay of vj.function undoing the assignments of a failed attempt."""
+        self._value = value
+        self._read = None
 
     def numpy(self):
         if state.stack:  # the transforms are told, as for Tensor.numpy (a guard in a trace)

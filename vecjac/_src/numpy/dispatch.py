@@ -270,7 +270,7 @@ import warnings
 
 import numpy as np
 
-from vecjac._src.core.context import NumpyFallback, is_visible, state, value_read, varies
+from vecjac._src.core.context import NumpyFallback, state, value_read, varies
 from vecjac._src.core.errors import NotDifferentiableWarning
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.variables import Variable
@@ -412,9 +412,8 @@ def _plain(x, info):
 def _on_a_tape(tensors):
     """Would a recording tape have followed one of these tensors into the result?"""
     for tape in state.tapes:
-        if tape._recording and is_visible(tape.level):
-            if any(t._tid in tape._connected for t in tensors):
-                return True
+        if tape.records(tensors):
+            return True
     return False
 
 

@@ -195,11 +195,11 @@ def closes_over_watched(func, y0, t, args, d):
     through its arguments (a closure): its derivative would be lost, silently. func runs
     once on constants (no op reaches a tape unless through such a closure); a wrong
     output raises here, before anything is recorded."""
-    before = [len(tape._entries) for tape in state.tapes]
+    before = [tape.entry_count for tape in state.tapes]
     y = Tensor(np.asarray(_first_iteration(y0)._value, np.float64).reshape(d))
     t0 = Tensor(np.asarray(_first_iteration(t)._value[0], np.float64))
     out = _evaluate(func, y, t0, [_first_iteration(a) for a in args], d)
-    if any(len(tape._entries) > n for tape, n in zip(state.tapes, before)):
+    if any(tape.entry_count > n for tape, n in zip(state.tapes, before)):
         return True
     return any(tr.follows((out,)) for tr in state.followers)
 

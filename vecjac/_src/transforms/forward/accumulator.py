@@ -23,8 +23,8 @@ import weakref
 import numpy as np
 
 from vecjac._src.core import nest
-from vecjac._src.core.context import Transform, hide, implicit, state, unhide, unobserved
-from vecjac._src.core.dispatch import _innermost_loop, apply, convert_to_tensor, own_output, record
+from vecjac._src.core.context import Transform, alone, hide, implicit, state, unhide
+from vecjac._src.core.dispatch import apply, convert_to_tensor, innermost_loop, own_output, record
 from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
@@ -86,7 +86,7 @@ class ForwardAccumulator(Transform):
             self._ref_tids[weakref.ref(p, self._release)] = primal._tid
 
     @classmethod
-    def _seeded(cls, primals, tangents):
+    def seeded(cls, primals, tangents):
         """An accumulator for seeds built valid by vecjac itself (distinct floating
         primals, tangents of their shapes and dtypes), without the checks of the public
         constructor: jacfwd builds one per call."""
@@ -97,11 +97,21 @@ class ForwardAccumulator(Transform):
         acc._recording = False
         return acc
 
-    def _tangent(self, y):
+    def tangent_or_zeros(self, y):
         """The tangent of Tensor y, zeros when it has none (jvp with "zero", for vecjac's
         own callers)."""
         found = self._tangents.get(y._tid)
         return lib.zeros_like(y) if found is None else found
+
+    def has_tangent(self, y):
+        """Whether Tensor y has a tangent (it depends on the primals)."""
+        return y._tid in self._tangents
+
+    def set_strict(self, what):
+        """Make values leaving vecjac errors naming `what` (a functional transform: its
+        derivative is never silently cut); returns the accumulator."""
+        self._strict = what
+        return self
 
     def _watch(self, primal, tangent, k, n):
         label = "tangents" if n == 1 else f"tangents (leaf {k})"
@@ -178,14 +188,14 @@ class ForwardAccumulator(Transform):
         else:
             levels = hide(level)
         try:
-            alone = not (st.tapes or st.observers or len(st.followers) > 1)
-            if alone and op.derivative is not None and not attrs and \
+            fast = alone(self)
+            if fast and op.derivative is not None and not attrs and \
                     tensors[0]._pfor is None and tensors[0].dtype.kind == "f":
                 return self._fused(op, tensors[0])
-            outputs = self._primal(op, tensors, attrs, alone)
+            outputs = self._primal(op, tensors, attrs, fast)
             if op.differentiable:
                 if type(outputs) is not tuple:
-                    self._push_tangent(op, tensors, outputs, attrs, alone)
+                    self._push_tangent(op, tensors, outputs, attrs, fast)
                     outs = (outputs,)
                 else:
                     outs = outputs
@@ -207,7 +217,7 @@ class ForwardAccumulator(Transform):
 
     def _fused(self, op, x):
         """An elementwise op with a `derivative`, when no other transform sees the primal
-        (`alone`, x no loop value): its value and derivative in NumPy (in one pass for sin
+        (context.alone, x no loop value): its value and derivative in NumPy (in one pass for sin
         and cos: value_and_derivative), and the tangent t * dy/dx, what its self-adjoint
         rule computes, without the rule's dispatch."""
         v = x._value
@@ -229,12 +239,11 @@ class ForwardAccumulator(Transform):
         self._ref_tids[weakref.ref(y, self._release)] = tid
         return y
 
-    def _primal(self, op, tensors, attrs, alone):
+    def _primal(self, op, tensors, attrs, fast):
         """The op's outputs. Through apply(), for the transforms outside to see, unless
-        there are none (`alone`: no tape, observer or other follower; and no loop value
-        among the inputs): then the forward runs directly, which is most ops of a
-        forward-mode sensitivity."""
-        if not alone:
+        there are none (`fast`: context.alone; and no loop value among the inputs): then
+        the forward runs directly, which is most ops of a forward-mode sensitivity."""
+        if not fast:
             return apply(op, *tensors, **attrs)
         borrowed = False
         values = []
@@ -250,7 +259,7 @@ class ForwardAccumulator(Transform):
             return Tensor(own_output(out, tensors) if borrowed else out)
         return tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
 
-    def _push_tangent(self, op, tensors, o, attrs, alone=False):
+    def _push_tangent(self, op, tensors, o, attrs, fast=False):
         """The tangent of an op's one output `o` (most ops: no loop over outputs)."""
         if o.dtype.kind == "c":
             _no_complex(op, o)
@@ -258,7 +267,7 @@ class ForwardAccumulator(Transform):
         tangents = []
         for t in tensors:
             tangents.append(table.get(t._tid))
-        dt = _one_term(op, tensors, tangents, attrs) if alone and \
+        dt = _one_term(op, tensors, tangents, attrs) if fast and \
             type(op).jvp is multilinear else None
         if dt is None:
             entry = Entry(op, tensors, (o,), attrs)
@@ -303,8 +312,8 @@ def _one_term(op, tensors, tangents, attrs):
     """The multilinear rule (matmul, matvec, einsum) when one input has a tangent: the
     op with that input replaced by its tangent, handed to the innermost loop among the
     arguments as apply() would hand it (jacfwd: a matrix times stacked tangents), when
-    the accumulator is alone and hidden, so that nothing else could see the op. None
-    when several inputs have tangents (the rule's product terms)."""
+    the accumulator is alone (context.alone) and hidden, so that nothing else could see
+    the op. None when several inputs have tangents (the rule's product terms)."""
     k = -1
     for j, t in enumerate(tangents):
         if t is not None:
@@ -315,7 +324,7 @@ def _one_term(op, tensors, tangents, attrs):
         return None
     args = list(tensors)
     args[k] = tangents[k]
-    owner = _innermost_loop(args)
+    owner = innermost_loop(args)
     return owner.process(op, tuple(args), attrs) if owner is not None else \
         apply(op, *args, **attrs)
 

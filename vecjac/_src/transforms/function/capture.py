@@ -1,11 +1,11 @@
 """Plan capture for vj.function: record the primitive forwards that one call executes.
 
-`Capture` is an observer on the transform stack (vecjac/_src/core/context.py). While the Python
-function runs eagerly, apply() tells it about every forward that runs (`ran`), including
-the forwards of backward passes, pfor converters, JVPs and structured-seed rules;
-Variables tell it about reads and assignments; every value read by Python (Tensor
-conversions, vecjac's own value-dependent choices) reaches `value_read`. Each Tensor it
-meets gets a *slot*:
+`Capture` is an observer on the transform stack (vecjac/_src/core/context.py). While the
+Python function runs eagerly, apply() tells it about every forward that runs
+(`after_forward`), including the forwards of backward passes, pfor converters, JVPs and
+structured-seed rules; Variables tell it about reads and assignments; every value read
+by Python (Tensor conversions, vecjac's own value-dependent choices) reaches
+`value_read`. Each Tensor it meets gets a *slot*:
 - input slots: the Tensors of the arguments;
 - variable reads: `var._value`, read again at replay at the same point of the plan;
 - constants: Tensors it did not see being computed (vj.constant, NumPy arrays converted
@@ -21,6 +21,7 @@ no step at all.
 import numpy as np
 
 from vecjac._src.core.context import Transform, state
+from vecjac._src.core.dispatch import unborrow
 from vecjac._src.core.errors import _call_site
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import Tensor
@@ -139,8 +140,9 @@ class Capture(Transform):
             return self._read(var, t)
         return self._const(t)
 
-    # -- the observer role (vecjac/_src/core/dispatch.py: apply) -----------------------------------
-    def ran(self, op, tensors, outputs, attrs):
+    # -- the observer role (vecjac/_src/core/dispatch.py: apply) ----------------------------
+    def after_forward(self, op, tensors, outputs, attrs):
+        tensors = unborrow(tensors)  # a plan's constants own their memory
         get, consts = self.slot_of.get, self.consts
         ins = tuple([get(id(t)) for t in tensors])
         if None in ins:
@@ -182,7 +184,7 @@ class Capture(Transform):
 
     def variable_read(self, var):
         """A Variable was read (vecjac/_src/core/variables.py: read_value tells its watchers)."""
-        self._read(var, var._read)
+        self._read(var, var.unseen_read())
 
     def _read(self, var, t):
         known = self.read_of.get(id(var))

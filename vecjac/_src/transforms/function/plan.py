@@ -147,8 +147,7 @@ class Plan:
 
 def _restore(saved):
     for var, value in saved:
-        var._value = value
-        var._read = None
+        var.restore(value)
 
 
 def _schedule(steps, out_slots):

@@ -19,8 +19,9 @@ import numbers
 import numpy as np
 
 from vecjac._src.core import nest
-from vecjac._src.core.context import Transform, hide, state, unhide
+from vecjac._src.core.context import Transform, alone, hide, state, unhide
 from vecjac._src.core.dispatch import apply, convert_to_tensor, own_output, record
+from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.progress import chunk_progress
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
@@ -144,12 +145,11 @@ class PFor(Transform):
 
     def _elementwise_fast(self, op, tensors, attrs):
         """The broadcasting / elementwise rule computed in place, when no transform could
-        see the converter's ops (no tape, observer or follower outside this loop) and
-        the inputs are plain stacked or invariant values: NumPy on the stacked arrays,
-        with no nested dispatch. Most ops of a forward-mode Jacobian take this path.
+        see the converter's ops (context.alone: no tape, observer or follower outside this
+        loop) and the inputs are plain stacked or invariant values: NumPy on the stacked
+        arrays, with no nested dispatch. Most ops of a forward-mode Jacobian take this path.
         None when it does not apply (the converter runs as usual)."""
-        st = state
-        if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
+        if not alone(self):
             return None
         rank, values = 0, []
         low = high = -1  # the lowest and highest per-iteration rank of stacked inputs
@@ -186,8 +186,7 @@ class PFor(Transform):
         transform could see the converter's ops (as _elementwise_fast): the op's forward
         on the stacked arrays with its `stacked_attrs`, with no nested dispatch. None
         when it does not apply."""
-        st = state
-        if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
+        if not alone(self):
             return None
         values = []
         for t in tensors:
@@ -203,8 +202,7 @@ class PFor(Transform):
         plain matrix, OneHot of the loop index) on plain stacked or invariant inputs, when
         no transform could see the converter's ops (as _elementwise_fast). None when it
         does not apply."""
-        st = state
-        if st.tapes or st.observers or (st.followers and st.followers[0].level < self.level):
+        if not alone(self):
             return None
         plain, stacked = [], []
         for t in tensors:
@@ -242,8 +240,9 @@ class PFor(Transform):
         """one_hot(index, depth, axis=0) of this loop's index: a jacfwd's seeds. Dense
         seeds are the shared identity rows, wrapped directly: OneHot has no derivative
         and its rule for the loop index calls no op, so no transform could see more
-        through apply(). Structured seeds (large) go through apply (OneHot's converter)."""
-        if not worth_structuring(self.iters, depth):
+        through apply(). Structured seeds (large), and all seeds under
+        VECJAC_NO_FAST_PATHS, go through apply (OneHot's converter)."""
+        if not NO_FAST_PATHS and not worth_structuring(self.iters, depth):
             return StackedTensor(Tensor(seed_rows(self.iters, depth, self.offset,
                                                   np.dtype(dtype))), self)
         return apply(lib.OneHot, self.index, depth=depth, axis=0, on_value=1, off_value=0,

@@ -187,7 +187,7 @@ def _tapes_paused():
     """Every tape of this thread that records stops recording inside the block."""
     with contextlib.ExitStack() as stack:
         for tape in state.tapes:
-            if tape._recording:
+            if tape.recording:
                 stack.enter_context(tape.stop_recording())
         yield
 

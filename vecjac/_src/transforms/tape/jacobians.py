@@ -61,17 +61,6 @@ def _run(loop_fn, iters, parallel_iterations, use_pfor, what, progress):
         raise ValueError(_PFOR_HELP.format(what) + f" ({type(e).__name__}: {e})") from e
 
 
-def _check_loop_mode(tape, use_pfor, progress, what):
-    tape._check_usable(what)
-    if not isinstance(use_pfor, (bool, np.bool_)):
-        raise TypeError(f"{what}: experimental_use_pfor must be a bool, got {use_pfor!r}")
-    if not isinstance(progress, (bool, np.bool_)):
-        raise TypeError(f"{what}: progress must be a bool, got {progress!r}")
-    if not use_pfor and not tape._persistent:
-        raise RuntimeError(f"GradientTape must be created with persistent=True to compute "
-                           f"the {what} with experimental_use_pfor=False.")
-
-
 @functools.lru_cache(maxsize=16)
 def _probe_weights(n, one_column):
     """Weights of the interaction probes (seeds on example 0 and on the last example)
@@ -104,16 +93,27 @@ def _leaks(n, rows):
 
 class JacobianMixin:
     """The Jacobian methods of GradientTape (which supplies _gradient, _check_usable,
-    _consume, _entries and _persistent)."""
+    _consume, _entries: (op, inputs, outputs, attrs) tuples, and _persistent)."""
 
     def _auto_chunk(self, what, iters, result_shape, dtype, row_extra):
         """Iterations per chunk from the memory budget (vecjac/_src/core/memory.py), or None. One
         iteration's working memory is estimated from the recorded values: cotangents of
         the largest of them, a few at a time, plus `row_extra` elements of its row."""
         result_bytes = check_fits(what, result_shape, dtype)
-        largest = max((o.size for e in self._entries for o in e.outputs), default=0)
+        largest = max((o.size for e in self._entries for o in e[2]), default=0)
         row_bytes = (6 * largest + row_extra) * np.dtype(dtype).itemsize
         return chunk_rows(iters, row_bytes, result_bytes)
+
+    def _check_loop_mode(self, use_pfor, progress, what):
+        self._check_usable(what)
+        if not isinstance(use_pfor, (bool, np.bool_)):
+            raise TypeError(f"{what}: experimental_use_pfor must be a bool, "
+                            f"got {use_pfor!r}")
+        if not isinstance(progress, (bool, np.bool_)):
+            raise TypeError(f"{what}: progress must be a bool, got {progress!r}")
+        if not use_pfor and not self._persistent:
+            raise RuntimeError(f"GradientTape must be created with persistent=True to "
+                               f"compute the {what} with experimental_use_pfor=False.")
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True, progress=False):
@@ -134,7 +134,7 @@ class JacobianMixin:
         array([[2., 0.],
                [0., 4.]])
         """
-        _check_loop_mode(self, experimental_use_pfor, progress, "jacobian")
+        self._check_loop_mode(experimental_use_pfor, progress, "jacobian")
         mode = unconnected_mode(unconnected_gradients, "jacobian")
         if not isinstance(target, (Tensor, Variable)):
             raise TypeError(f"jacobian: target must be a single Tensor, got "
@@ -182,7 +182,7 @@ class JacobianMixin:
         InteractingExamplesWarning otherwise; check_independence=False skips it). Mixing
         among the other examples alone is not seen. progress: as in `jacobian`.
         """
-        _check_loop_mode(self, experimental_use_pfor, progress, "batch_jacobian")
+        self._check_loop_mode(experimental_use_pfor, progress, "batch_jacobian")
         unconnected_mode(unconnected_gradients, "batch_jacobian")
         target = leaf_tensor(target, "batch_jacobian: target")
         source = leaf_tensor(source, "batch_jacobian: source")

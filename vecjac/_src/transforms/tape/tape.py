@@ -1,7 +1,8 @@
 """GradientTape: records ops on a thread-local stack and runs the backward pass.
 
 A tape keeps the ids of the tensors connected to what it watches (`_connected`) and the
-entries recorded (see ops/core.py: record). Its backward pass calls each op's gradient,
+entries recorded: apply() tells it about every op that ran (`after_forward`), and it keeps
+those with an input it follows. Its backward pass calls each op's gradient,
 written in vecjac ops, so that outer tapes record it (higher order) and pfor vectorizes
 it (Jacobians): a cotangent may be a StackedTensor.
 """
@@ -11,7 +12,7 @@ import warnings
 import numpy as np
 
 from vecjac._src.core import nest
-from vecjac._src.core.context import NumpyFallback, Transform, implicit, next_level
+from vecjac._src.core.context import NumpyFallback, Transform, implicit, next_level, state
 from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
@@ -26,8 +27,8 @@ from vecjac._src.transforms.tape.jacobians import JacobianMixin
 class GradientTape(Transform, JacobianMixin):
     """Records operations for reverse-mode differentiation (TF's `tf.GradientTape`).
 
-    On the transform stack a tape is a recorder: apply() appends every op that ran on a
-    value connected to what it watches (vecjac/_src/core/dispatch.py: record).
+    On the transform stack a tape is a recorder: apply() calls `after_forward` for every
+    op that ran, and the tape records those on a value connected to what it watches.
 
     >>> x = vj.constant(3.0)
     >>> with vj.GradientTape() as tape:
@@ -93,6 +94,72 @@ class GradientTape(Transform, JacobianMixin):
         self._watched_variables = {}
         self._used = False
 
+    # -- the recorder role ------------------------------------------------------------------
+    def after_forward(self, op, inputs, outputs, attrs):
+        """`op` ran on `inputs` (owning their memory: vecjac/_src/core/dispatch.py: record):
+        record it when the tape is recording and visible, follows an input, and the op
+        has a floating output; its outputs are then followed too."""
+        if not self._recording or not op.differentiable:
+            return
+        hidden = state.hidden
+        if hidden and self.level in hidden:
+            return
+        connected = self._connected
+        for t in inputs:
+            if t._tid in connected:
+                break
+        else:
+            return
+        for o in outputs:
+            if o.dtype.kind in "fc":
+                break
+        else:
+            return
+        # a plain tuple: the backward pass builds each rule its own Entry anyway, and a
+        # tuple costs a fifth of an Entry here, on every op of every tape
+        self._entries.append((op, inputs, outputs, attrs))
+        for o in outputs:
+            connected.add(o._tid)
+
+    def records(self, tensors):
+        """Whether an op on `tensors` would be recorded here (recording, visible, and
+        connected to one of them), before it runs."""
+        if not self._recording:
+            return False
+        hidden = state.hidden
+        if hidden and self.level in hidden:
+            return False
+        connected = self._connected
+        for t in tensors:
+            if t._tid in connected:
+                return True
+        return False
+
+    def is_connected(self, tensor):
+        """Whether `tensor` was computed from what this tape watches (or is watched)."""
+        return tensor._tid in self._connected
+
+    @property
+    def recording(self):
+        """Whether the tape records now (inside its `with`, outside stop_recording)."""
+        return self._recording
+
+    @property
+    def entry_count(self):
+        """How many ops the tape has recorded."""
+        return len(self._entries)
+
+    def recorded(self):
+        """What the tape has recorded so far, in order, as Entries (.op, .inputs,
+        .outputs, .attrs): for tests and debugging."""
+        return [Entry(*entry) for entry in self._entries]
+
+    def set_strict(self, what):
+        """Make values leaving vecjac errors naming `what` (a functional transform: its
+        derivative is never silently cut); returns the tape."""
+        self._strict = what
+        return self
+
     # -- watching -------------------------------------------------------------------------
     def watch(self, tensor):
         """Watch a Tensor, a Variable, or a nest of them."""
@@ -116,6 +183,12 @@ class GradientTape(Transform, JacobianMixin):
                 self._recording and tensor._tid in self._connected and \
                 tensor.dtype.kind in "fc" and self.visible:
             value_left(how, "a GradientTape", self._strict)
+
+    def variable_read(self, var):
+        """A trainable Variable was read: watch it, when the tape watches accessed
+        variables and is recording and visible."""
+        if self._recording and self._watch_accessed_variables and self.visible:
+            self._watch_variable(var)
 
     def _watch_variable(self, var):
         if var._tid not in self._watched_variables:
@@ -243,20 +316,19 @@ class GradientTape(Transform, JacobianMixin):
         entries = list(self._entries)  # the backward pass may be recorded on this tape
         depends = set(source_tids)
         useful = []
-        for e in entries:
-            for t in e.inputs:
+        for e in entries:  # (op, inputs, outputs, attrs)
+            for t in e[1]:
                 if t._tid in depends:
                     break
             else:
                 continue
             useful.append(e)
-            for o in e.outputs:
+            for o in e[2]:
                 depends.add(o._tid)
         cot = {}
         for tid, g in seed_pairs:
             cot[tid] = lib.add(cot[tid], g) if tid in cot else g
-        for e in reversed(useful):
-            outputs = e.outputs
+        for op, inputs, outputs, attrs in reversed(useful):
             if len(outputs) == 1:  # the common case, without list building
                 g = cot.get(outputs[0]._tid)
                 if g is None:
@@ -267,15 +339,13 @@ class GradientTape(Transform, JacobianMixin):
                 if all(g is None for g in gs):
                     continue
                 gs = [_zeros_like(o) if g is None else g for o, g in zip(outputs, gs)]
-            op = e.op
             if not op.has_gradient:
                 raise LookupError(f"gradient registry has no entry for: {op.name}")
             # the rule gets its own copy of the entry: which inputs this pass wants is
             # per-pass state, and a persistent tape's entries may be in two passes at once
             # (two threads, or a tape recorded inside another's backward pass)
-            inputs = e.inputs
             needs = tuple([t._tid in depends for t in inputs])
-            e = Entry(op, inputs, outputs, e.attrs)
+            e = Entry(op, inputs, outputs, attrs)
             e.needs = needs
             in_grads = op.gradient(e, *gs)
             del gs
