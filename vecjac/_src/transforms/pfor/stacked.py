@@ -45,13 +45,10 @@ class StackedTensor(Tensor):
     def __float__(self):
         raise TypeError("a loop-variant value cannot be converted to a Python float")
 
-    def __reduce__(self):
+    def __reduce__(self):  # (copy.copy and copy.deepcopy return the value itself: Tensor)
         raise TypeError("a loop-variant value inside pfor / vectorized_map cannot be "
-                        "pickled or deep-copied (its value differs per iteration); return it "
-                        "from loop_fn instead")
-
-    def __deepcopy__(self, memo):
-        return self.__reduce__()
+                        "pickled (its value differs per iteration); return it from loop_fn "
+                        "instead")
 
     def __repr__(self):
         return (f"<vj.StackedTensor: loop-variant over {self._pfor.iters} iterations, "
