@@ -6,7 +6,7 @@ slice / reshape formulas of the implementation) and against the examples of TF's
 documentation; derivatives against finite differences in forward and reverse mode, to
 second order; pfor against the plain loop with loop-variant inputs; errors name the
 function and the argument. TF's own pfor tests of both functions are ported in
-tests/conformance/test_tf_pfor_ops.py.
+tests/conformance/test_tf_pfor_*.py.
 """
 import math
 

@@ -5,7 +5,7 @@ Values are checked against NumPy references written here entry by entry (loops o
 indices, independent of the reshape / transpose formulas of the implementation) and
 against the small examples of TF's documentation; derivatives against finite differences
 in forward and reverse mode; errors name the argument. pfor against the loop: TF's own
-tests in tests/conformance/test_tf_pfor_ops.py.
+tests in tests/conformance/test_tf_pfor_*.py.
 """
 import itertools
 

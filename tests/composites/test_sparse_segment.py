@@ -7,7 +7,7 @@ the examples of TF's documentation; derivatives against finite differences in fo
 and reverse mode (orders 1 and 2) and against loop references of the gradient; pfor
 against the plain loop with loop-variant data, indices and segment ids; bad arguments
 raise errors naming the function and the argument before any op is recorded. TF's own
-ported pfor tests are in tests/conformance/test_tf_pfor_ops.py (-k sparse).
+ported pfor tests are in tests/conformance/test_tf_pfor_*.py (-k sparse).
 """
 import math
 

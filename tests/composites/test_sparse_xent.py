@@ -6,7 +6,7 @@ the example of TF's documentation; derivatives against finite differences in for
 and reverse mode (orders 1 and 2) and against a loop reference of the gradient; pfor
 against the plain loop with loop-variant logits and labels; bad arguments raise errors
 naming the function and the argument before any op is recorded. TF's own ported pfor
-tests are in tests/conformance/test_tf_pfor_ops.py (-k sparse).
+tests are in tests/conformance/test_tf_pfor_*.py (-k sparse).
 """
 import math
 
