@@ -11,8 +11,9 @@ from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops.elementwise.arithmetic import unbroadcast
+from vecjac._src.ops.elementwise.family import Unary
 from vecjac._src.ops.elementwise.logic import cast, not_equal
-from vecjac._src.ops.elementwise.unary import _real_unary, _Unary, exp
+from vecjac._src.ops.elementwise.unary import _real_unary, exp
 from vecjac._src.transforms.pfor.converters import broadcasting
 from vecjac._src.transforms.sparsity import patterns
 
@@ -63,7 +64,7 @@ def _erf_float64(x):
 
 
 @register
-class Erf(_Unary):
+class Erf(Unary):
     name = "Erf"
     pattern = patterns.elementwise
     samples = (Sample("erf", Arg.float(2, "n", lo=-3.0, hi=3.0)), Sample("erf", Arg.float()),
@@ -79,7 +80,7 @@ class Erf(_Unary):
 
 
 @register
-class Erfc(_Unary):
+class Erfc(Unary):
     name = "Erfc"
     pattern = patterns.elementwise
     samples = (Sample("erfc", Arg.float(2, "n", lo=-3.0, hi=3.0)),

@@ -2,20 +2,19 @@
 two-argument special functions xlogy / xdivy.
 
 Each op keeps the input's dtype for floats (integers follow NumPy: exp(int) is float64;
-bool inputs are rejected, NumPy would silently give float16). Gradients reuse the forward
-output where that is cheaper (exp, sqrt, tanh).
+bool inputs are rejected, NumPy would silently give float16). Ops whose gradient is g
+times a factor write that factor once, `dydx` (vecjac/_src/ops/elementwise/family.py),
+from the forward's output where that is cheaper (exp, sqrt, tanh).
 """
 
 import numpy as np
 
 from vecjac._src.core.dispatch import apply, to_input
-from vecjac._src.core.registry import Op, lib, register
+from vecjac._src.core.registry import lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
-from vecjac._src.transforms.forward.rules import self_adjoint
-from vecjac._src.transforms.pfor.converters import elementwise
-from vecjac._src.transforms.sparsity import patterns
+from vecjac._src.ops.elementwise.family import ARRAYS, Unary, UnaryWithDerivative
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
@@ -25,14 +24,8 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
 # they would shadow Python's builtins in modules that star-import this one.
 
 
-class _Unary(Op):
-    jvp = self_adjoint
-    pattern = patterns.elementwise
-    converter = elementwise
-
-
 @register
-class Exp(_Unary):
+class Exp(UnaryWithDerivative):
     name = "Exp"
     samples = (Sample("exp", Arg.float(2, "n")), Sample("exp", Arg.float()))
     samples += (Sample("exp", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
@@ -40,12 +33,13 @@ class Exp(_Unary):
     def forward(self, x):
         return np.exp(x)
 
-    def gradient(self, e, g):
-        return g * e.outputs[0]
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return y
 
 
 @register
-class Log(_Unary):
+class Log(Unary):
     name = "Log"
     samples = (Sample("log", Arg.positive(2, "n")), Sample("log", Arg.positive()))
 
@@ -57,7 +51,7 @@ class Log(_Unary):
 
 
 @register
-class Log1p(_Unary):
+class Log1p(Unary):
     name = "Log1p"
     samples = (Sample("log1p", Arg.float(2, "n", lo=-0.5)), Sample("log1p", Arg.float(lo=-0.5)))
 
@@ -69,80 +63,72 @@ class Log1p(_Unary):
 
 
 @register
-class Expm1(_Unary):
+class Expm1(UnaryWithDerivative):
     name = "Expm1"
     samples = (Sample("expm1", Arg.float(2, "n")), Sample("expm1", Arg.float()))
 
     def forward(self, x):
         return np.expm1(x)
 
-    def gradient(self, e, g):
-        return g * (e.outputs[0] + 1)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return y + 1
 
 
 @register
-class Sqrt(_Unary):
+class Sqrt(UnaryWithDerivative):
     name = "Sqrt"
     samples = (Sample("sqrt", Arg.positive(2, "n")), Sample("sqrt", Arg.positive()))
 
     def forward(self, x):
         return np.sqrt(x)
 
-    def gradient(self, e, g):
-        return g * (0.5 / e.outputs[0])
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 0.5 / y
 
 
 @register
-class Rsqrt(_Unary):
+class Rsqrt(UnaryWithDerivative):
     name = "Rsqrt"
     samples = (Sample("rsqrt", Arg.positive(2, "n")), Sample("rsqrt", Arg.positive()))
 
     def forward(self, x):
         return 1 / np.sqrt(x)
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (-0.5 * y * y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return -0.5 * y * y * y
 
 
 @register
-class Square(_Unary):
+class Square(UnaryWithDerivative):
     name = "Square"
     samples = (Sample("square", Arg.float(2, "n")), Sample("square", Arg.float()))
 
     def forward(self, x):
         return x * x
 
-    def gradient(self, e, g):
-        return g * (2 * e.inputs[0])
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 2 * x
 
 
 @register
-class Abs(_Unary):
+class Abs(UnaryWithDerivative):
     name = "Abs"
     samples = (Sample("abs", Arg.float(2, "n")), Sample("abs", Arg.float()))
 
     def forward(self, x):
         return np.abs(x)
 
-    def gradient(self, e, g):
-        return g * sign(e.inputs[0])
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Sign(x)
 
 
 @register
-class Sign(_Unary):
+class Sign(Unary):
     name = "Sign"
     samples = (Sample("sign", Arg.float(2, "n")), Sample("sign", Arg.float()))
 
@@ -154,18 +140,16 @@ class Sign(_Unary):
 
 
 @register
-class Sin(_Unary):
+class Sin(UnaryWithDerivative):
     name = "Sin"
     samples = (Sample("sin", Arg.float(2, "n")), Sample("sin", Arg.float()))
 
     def forward(self, x):
         return np.sin(x)
 
-    def gradient(self, e, g):
-        return g * cos(e.inputs[0])
-
-    def derivative(self, x, y):
-        return Cos.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Cos(x)
 
     def value_and_derivative(self, x):
         both = kernels.sincos(x)
@@ -173,18 +157,16 @@ class Sin(_Unary):
 
 
 @register
-class Cos(_Unary):
+class Cos(UnaryWithDerivative):
     name = "Cos"
     samples = (Sample("cos", Arg.float(2, "n")), Sample("cos", Arg.float()))
 
     def forward(self, x):
         return np.cos(x)
 
-    def gradient(self, e, g):
-        return g * -sin(e.inputs[0])
-
-    def derivative(self, x, y):
-        return -Sin.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return -xp.Sin(x)
 
     def value_and_derivative(self, x):
         both = kernels.sincos(x)
@@ -192,7 +174,7 @@ class Cos(_Unary):
 
 
 @register
-class Tan(_Unary):
+class Tan(UnaryWithDerivative):
     name = "Tan"
     samples = (Sample("tan", Arg.float(2, "n", lo=-1.2, hi=1.2)),
                Sample("tan", Arg.float(lo=-1.2, hi=1.2)))
@@ -200,16 +182,13 @@ class Tan(_Unary):
     def forward(self, x):
         return np.tan(x)
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (1 + y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 1 + y * y
 
 
 @register
-class Asin(_Unary):
+class Asin(UnaryWithDerivative):
     name = "Asin"
     samples = (Sample("asin", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("asin", Arg.float(lo=-0.8, hi=0.8)))
@@ -217,16 +196,13 @@ class Asin(_Unary):
     def forward(self, x):
         return np.arcsin(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * rsqrt(1 - x * x)
-
-    def derivative(self, x, y):
-        return Rsqrt.forward(1 - x * x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Rsqrt(1 - x * x)
 
 
 @register
-class Acos(_Unary):
+class Acos(UnaryWithDerivative):
     name = "Acos"
     samples = (Sample("acos", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("acos", Arg.float(lo=-0.8, hi=0.8)))
@@ -234,16 +210,13 @@ class Acos(_Unary):
     def forward(self, x):
         return np.arccos(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * -rsqrt(1 - x * x)
-
-    def derivative(self, x, y):
-        return -Rsqrt.forward(1 - x * x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return -xp.Rsqrt(1 - x * x)
 
 
 @register
-class Atan(_Unary):
+class Atan(Unary):
     name = "Atan"
     samples = (Sample("atan", Arg.float(2, "n")), Sample("atan", Arg.float()))
 
@@ -256,69 +229,59 @@ class Atan(_Unary):
 
 
 @register
-class Sinh(_Unary):
+class Sinh(UnaryWithDerivative):
     name = "Sinh"
     samples = (Sample("sinh", Arg.float(2, "n")), Sample("sinh", Arg.float()))
 
     def forward(self, x):
         return np.sinh(x)
 
-    def gradient(self, e, g):
-        return g * cosh(e.inputs[0])
-
-    def derivative(self, x, y):
-        return Cosh.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Cosh(x)
 
 
 @register
-class Cosh(_Unary):
+class Cosh(UnaryWithDerivative):
     name = "Cosh"
     samples = (Sample("cosh", Arg.float(2, "n")), Sample("cosh", Arg.float()))
 
     def forward(self, x):
         return np.cosh(x)
 
-    def gradient(self, e, g):
-        return g * sinh(e.inputs[0])
-
-    def derivative(self, x, y):
-        return Sinh.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Sinh(x)
 
 
 @register
-class Tanh(_Unary):
+class Tanh(UnaryWithDerivative):
     name = "Tanh"
     samples = (Sample("tanh", Arg.float(2, "n")), Sample("tanh", Arg.float()))
 
     def forward(self, x):
         return np.tanh(x)
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (1 - y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 1 - y * y
 
 
 @register
-class Asinh(_Unary):
+class Asinh(UnaryWithDerivative):
     name = "Asinh"
     samples = (Sample("asinh", Arg.float(2, "n")), Sample("asinh", Arg.float()))
 
     def forward(self, x):
         return np.arcsinh(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * rsqrt(x * x + 1)
-
-    def derivative(self, x, y):
-        return Rsqrt.forward(x * x + 1)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Rsqrt(x * x + 1)
 
 
 @register
-class Acosh(_Unary):
+class Acosh(UnaryWithDerivative):
     name = "Acosh"
     samples = (Sample("acosh", Arg.float(2, "n", lo=1.2, hi=3.0)),
                Sample("acosh", Arg.float(lo=1.2, hi=3.0)))
@@ -326,16 +289,13 @@ class Acosh(_Unary):
     def forward(self, x):
         return np.arccosh(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * rsqrt(x * x - 1)
-
-    def derivative(self, x, y):
-        return Rsqrt.forward(x * x - 1)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Rsqrt(x * x - 1)
 
 
 @register
-class Atanh(_Unary):
+class Atanh(Unary):
     name = "Atanh"
     samples = (Sample("atanh", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("atanh", Arg.float(lo=-0.8, hi=0.8)))
@@ -349,22 +309,19 @@ class Atanh(_Unary):
 
 
 @register
-class Reciprocal(_Unary):
+class Reciprocal(UnaryWithDerivative):
     name = "Reciprocal"
     samples = (Sample("reciprocal", Arg.positive(2, "n")), Sample("reciprocal", Arg.positive()))
 
     def forward(self, x):
         return 1 / x
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * -(y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return -(y * y)
 
 
-class _Rounding(_Unary):
+class _Rounding(Unary):
     """Piecewise constant: gradient zero almost everywhere (as TF)."""
 
     def gradient(self, e, g):
@@ -398,7 +355,7 @@ class Round(_Rounding):
         return np.round(x)  # half to even, as TF
 
 
-class _Predicate(_Unary):
+class _Predicate(Unary):
     differentiable = False
 
 

@@ -18,6 +18,7 @@ from vecjac._src.core.shapes import broadcast_shape, normalize_axes, normalize_a
 from vecjac._src.ops.array.creation import ones_like
 from vecjac._src.ops.array.shaping import reshape
 from vecjac._src.ops.elementwise.arithmetic import minimum, squared_difference
+from vecjac._src.ops.elementwise.family import ARRAYS, UnaryWithDerivative
 from vecjac._src.ops.elementwise.logic import cast, greater, less, logical_and, where
 from vecjac._src.ops.elementwise.special import erf
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
@@ -73,25 +74,19 @@ def _select(cond, a, b):
 
 # -- element-wise activations (op blocks) ------------------------------------------------
 @register
-class Sigmoid(Op):
+class Sigmoid(UnaryWithDerivative):
     name = "Sigmoid"
-    pattern = patterns.elementwise
-    jvp = self_adjoint
     samples = (Sample("sigmoid", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("sigmoid", Arg.float()))
-    converter = elementwise
 
     def forward(self, x):
         # exp of -|x| never overflows; each branch is exact on its own side
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (y * (1 - y))  # one pass over the (possibly stacked) cotangent
-
-    def derivative(self, x, y):
-        return y * (1 - y)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return y * (1 - y)  # the factor first: one pass over the (stacked) cotangent
 
 
 @register
