@@ -13,11 +13,14 @@ import pytest
 import vecjac as vj
 from tests.test_registry import OPS  # imports every module, so every op is registered
 from vecjac._src.core.dispatch import apply
+from vecjac._src.core.registry import Op, is_builtin
 from vecjac._src.core.samples import Arg
 from vecjac._src.ops import kernels
+from vecjac._src.transforms.function import fusion
 
 WITH_DERIVATIVE = sorted(name for name, op in OPS.items() if op.derivative is not None)
 DIMS = {"n": 3, "m": 2}
+RNG = np.random.default_rng(7)
 
 
 def _sample_inputs(op, dtype=np.float64):
@@ -77,3 +80,94 @@ def test_value_and_derivative_agree_with_forward_and_derivative(name, size):
     h = 1e-6
     np.testing.assert_allclose(factor, (op.forward(x + h) - op.forward(x - h)) / (2 * h),
                                atol=1e-8)
+
+
+# -- the replay compiler reads per-op facts from built-in blocks only -----------------------
+class _ClaimingMul(Op):
+    """A user op named as the built-in Mul, claiming every replay fact of Mul; its forward
+    is not a product (x * y + 1), so a replay that believed the claims would be wrong."""
+    name = "Mul"
+    inplace_ufunc = np.multiply
+    fresh_output = True
+    fusion_code = fusion.MUL
+    scalar_expression = "{0} * {1}"
+
+    def forward(self, x, y):
+        return x * y + 1.0
+
+
+class _ClaimingSelect(Op):
+    """A user op claiming to be a where(cond, x, y) (it returns x + y where cond)."""
+    name = "SelectV2"
+    selects_by_condition = True
+
+    def forward(self, cond, x, y):
+        return np.where(cond, x + y, y)
+
+
+CLAIMING_MUL = _ClaimingMul()
+DEFOP_MUL = vj.defop("OpBlocksUserMul", lambda x, y: x * y + 1.0)
+for _fact, _value in vars(_ClaimingMul).items():
+    if _fact in ("inplace_ufunc", "fresh_output", "fusion_code", "scalar_expression"):
+        setattr(type(DEFOP_MUL), _fact, _value)
+
+
+def _plan(f):
+    return next(iter(f._entries.values())).plans[0]
+
+
+def _user_steps(steps):
+    return [s for s in steps if s.kind == "op" and not is_builtin(s.op)
+            and type(s.op).__name__ not in ("_ChainOp", "_FusedOp")]
+
+
+@pytest.mark.parametrize("user_op", [CLAIMING_MUL, DEFOP_MUL], ids=["named Mul", "defop"])
+def test_a_user_op_is_not_fused_into_a_segment(user_op):
+    def f(x, c):
+        for _ in range(30):  # a long run of small float64 steps: one fused segment
+            x = apply(user_op, x, c) * 0.5
+        return x
+    g = vj.function(f)
+    for _ in range(4):  # trace, warm-up replays, then the compiled segment
+        x, c = vj.constant(RNG.standard_normal(5)), vj.constant(RNG.standard_normal(5))
+        np.testing.assert_array_equal(g(x, c).numpy(), _eager(f, x, c))
+    plan = _plan(g)
+    assert len(_user_steps(plan.fused_steps)) == 30  # every one still its own step
+    assert all(s.op is not user_op for s in plan.fused_steps if s.kind == "op"
+               for s in getattr(s.op.forward, "steps", ()))
+
+
+@pytest.mark.parametrize("user_op", [CLAIMING_MUL, DEFOP_MUL], ids=["named Mul", "defop"])
+def test_a_user_op_is_not_written_in_place_nor_chained(user_op):
+    def f(x, c):
+        a = vj.exp(x)                     # a fresh array, dead after the next step
+        b = apply(user_op, a, c)          # a user "ufunc" would write into a
+        d = vj.tanh(b) * 2.0              # tanh could write into b, were b fresh
+        return apply(user_op, d, d) - 1.0  # a chain candidate over a large shape
+    g = vj.function(f)
+    for _ in range(4):
+        x = vj.constant(RNG.standard_normal((150, 150)) * 0.1)
+        c = vj.constant(RNG.standard_normal((150, 150)))
+        np.testing.assert_array_equal(g(x, c).numpy(), _eager(f, x, c))
+    plan = _plan(g)
+    users = _user_steps(plan.fused_steps)
+    assert len(users) == 2 and all(s.into is None for s in users)
+    produced_by_user = {s.outs[0] for s in users}
+    assert all(s.into not in produced_by_user for s in plan.fused_steps
+               if s.kind == "op" and s.into is not None)
+
+
+def test_a_user_select_is_replayed_not_replaced_by_a_branch():
+    claiming = _ClaimingSelect()
+
+    def f(x, y):
+        return apply(claiming, vj.constant(np.ones(3, bool)), x, y)  # a constant cond
+    g = vj.function(f)
+    for _ in range(3):
+        x, y = vj.constant(RNG.standard_normal(3)), vj.constant(RNG.standard_normal(3))
+        np.testing.assert_array_equal(g(x, y).numpy(), (x + y).numpy())
+    assert len(_user_steps(_plan(g).steps)) == 1
+
+
+def _eager(f, *args):
+    return f(*args).numpy()

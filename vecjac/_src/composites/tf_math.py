@@ -220,7 +220,6 @@ def polyval(coeffs, x, name=None):
 # -- cumulative_logsumexp --------------------------------------------------------------------
 @register
 class CumulativeLogsumexp(Op):
-    name = "CumulativeLogsumexp"
     converter = axis_shift("axis")
     samples = (Sample("cumulative_logsumexp", Arg.float(2, "n"), axis=1),
                Sample("cumulative_logsumexp", Arg.float("n", 3), reverse=True),

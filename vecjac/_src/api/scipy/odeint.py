@@ -96,7 +96,6 @@ def _rates(func, ys, t, args, d):
 class OdeInt(Op):
     """y (T, d) at the times t (T,) of dy/dt = func(y, t, *args), y(t[0]) = y0 (d,).
     Attrs: func (on Tensors) and options (SciPy's keyword arguments, as pairs)."""
-    name = "OdeInt"
     samples = (Sample(lambda y0, k, c: odeint(_decay, y0, _TIMES, args=(k, c), rtol=1e-11,
                                               atol=1e-11),
                       Arg.float(2), Arg.positive(2), Arg.float(), grad_order=1,

@@ -65,7 +65,6 @@ def _erf_float64(x):
 
 @register
 class Erf(Unary):
-    name = "Erf"
     pattern = patterns.elementwise
     samples = (Sample("erf", Arg.float(2, "n", lo=-3.0, hi=3.0)), Sample("erf", Arg.float()),
                Sample("erf", Arg.float(5, 8, lo=-3.0, hi=3.0)))  # 40 elements: the table path
@@ -81,7 +80,6 @@ class Erf(Unary):
 
 @register
 class Erfc(Unary):
-    name = "Erfc"
     pattern = patterns.elementwise
     samples = (Sample("erfc", Arg.float(2, "n", lo=-3.0, hi=3.0)),
                Sample("erfc", Arg.float(5, 8, lo=-4.0, hi=4.0)))  # tail: continued fraction
@@ -118,7 +116,6 @@ def _zero_where_x_is_zero(x, value):
 
 @register
 class Xlogy(Op):
-    name = "Xlogy"
     pattern = patterns.broadcasting
     samples = (Sample("xlogy", Arg.float(2, "n"), Arg.positive("n")),
                Sample("xlogy", Arg.float(), Arg.positive(3)),
@@ -141,7 +138,6 @@ class Xlogy(Op):
 
 @register
 class Xdivy(Op):
-    name = "Xdivy"
     pattern = patterns.broadcasting
     samples = (Sample("xdivy", Arg.float(2, "n"), Arg.positive("n")),
                Sample("xdivy", Arg.float(3), Arg.positive()),

@@ -14,6 +14,7 @@ from vecjac._src.core.registry import lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
+from vecjac._src.transforms.function import fusion
 from vecjac._src.ops.elementwise.family import ARRAYS, Unary, UnaryWithDerivative
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
@@ -26,7 +27,7 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
 
 @register
 class Exp(UnaryWithDerivative):
-    name = "Exp"
+    inplace_ufunc = np.exp
     samples = (Sample("exp", Arg.float(2, "n")), Sample("exp", Arg.float()))
     samples += (Sample("exp", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
 
@@ -40,7 +41,7 @@ class Exp(UnaryWithDerivative):
 
 @register
 class Log(Unary):
-    name = "Log"
+    inplace_ufunc = np.log
     samples = (Sample("log", Arg.positive(2, "n")), Sample("log", Arg.positive()))
 
     def forward(self, x):
@@ -52,7 +53,6 @@ class Log(Unary):
 
 @register
 class Log1p(Unary):
-    name = "Log1p"
     samples = (Sample("log1p", Arg.float(2, "n", lo=-0.5)), Sample("log1p", Arg.float(lo=-0.5)))
 
     def forward(self, x):
@@ -64,7 +64,6 @@ class Log1p(Unary):
 
 @register
 class Expm1(UnaryWithDerivative):
-    name = "Expm1"
     samples = (Sample("expm1", Arg.float(2, "n")), Sample("expm1", Arg.float()))
 
     def forward(self, x):
@@ -77,7 +76,8 @@ class Expm1(UnaryWithDerivative):
 
 @register
 class Sqrt(UnaryWithDerivative):
-    name = "Sqrt"
+    inplace_ufunc = np.sqrt
+    fusion_code = fusion.SQRT
     samples = (Sample("sqrt", Arg.positive(2, "n")), Sample("sqrt", Arg.positive()))
 
     def forward(self, x):
@@ -90,7 +90,6 @@ class Sqrt(UnaryWithDerivative):
 
 @register
 class Rsqrt(UnaryWithDerivative):
-    name = "Rsqrt"
     samples = (Sample("rsqrt", Arg.positive(2, "n")), Sample("rsqrt", Arg.positive()))
 
     def forward(self, x):
@@ -103,7 +102,9 @@ class Rsqrt(UnaryWithDerivative):
 
 @register
 class Square(UnaryWithDerivative):
-    name = "Square"
+    inplace_ufunc = np.multiply  # x * x: the replay passes x twice
+    fusion_code = fusion.SQUARE
+    scalar_expression = "{0} * {0}"
     samples = (Sample("square", Arg.float(2, "n")), Sample("square", Arg.float()))
 
     def forward(self, x):
@@ -116,7 +117,8 @@ class Square(UnaryWithDerivative):
 
 @register
 class Abs(UnaryWithDerivative):
-    name = "Abs"
+    inplace_ufunc = np.abs
+    fusion_code = fusion.ABS
     samples = (Sample("abs", Arg.float(2, "n")), Sample("abs", Arg.float()))
 
     def forward(self, x):
@@ -129,7 +131,6 @@ class Abs(UnaryWithDerivative):
 
 @register
 class Sign(Unary):
-    name = "Sign"
     samples = (Sample("sign", Arg.float(2, "n")), Sample("sign", Arg.float()))
 
     def forward(self, x):
@@ -141,7 +142,7 @@ class Sign(Unary):
 
 @register
 class Sin(UnaryWithDerivative):
-    name = "Sin"
+    inplace_ufunc = np.sin
     samples = (Sample("sin", Arg.float(2, "n")), Sample("sin", Arg.float()))
 
     def forward(self, x):
@@ -158,7 +159,7 @@ class Sin(UnaryWithDerivative):
 
 @register
 class Cos(UnaryWithDerivative):
-    name = "Cos"
+    inplace_ufunc = np.cos
     samples = (Sample("cos", Arg.float(2, "n")), Sample("cos", Arg.float()))
 
     def forward(self, x):
@@ -175,7 +176,6 @@ class Cos(UnaryWithDerivative):
 
 @register
 class Tan(UnaryWithDerivative):
-    name = "Tan"
     samples = (Sample("tan", Arg.float(2, "n", lo=-1.2, hi=1.2)),
                Sample("tan", Arg.float(lo=-1.2, hi=1.2)))
 
@@ -189,7 +189,6 @@ class Tan(UnaryWithDerivative):
 
 @register
 class Asin(UnaryWithDerivative):
-    name = "Asin"
     samples = (Sample("asin", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("asin", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -203,7 +202,6 @@ class Asin(UnaryWithDerivative):
 
 @register
 class Acos(UnaryWithDerivative):
-    name = "Acos"
     samples = (Sample("acos", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("acos", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -217,7 +215,6 @@ class Acos(UnaryWithDerivative):
 
 @register
 class Atan(Unary):
-    name = "Atan"
     samples = (Sample("atan", Arg.float(2, "n")), Sample("atan", Arg.float()))
 
     def forward(self, x):
@@ -230,7 +227,6 @@ class Atan(Unary):
 
 @register
 class Sinh(UnaryWithDerivative):
-    name = "Sinh"
     samples = (Sample("sinh", Arg.float(2, "n")), Sample("sinh", Arg.float()))
 
     def forward(self, x):
@@ -243,7 +239,6 @@ class Sinh(UnaryWithDerivative):
 
 @register
 class Cosh(UnaryWithDerivative):
-    name = "Cosh"
     samples = (Sample("cosh", Arg.float(2, "n")), Sample("cosh", Arg.float()))
 
     def forward(self, x):
@@ -256,7 +251,7 @@ class Cosh(UnaryWithDerivative):
 
 @register
 class Tanh(UnaryWithDerivative):
-    name = "Tanh"
+    inplace_ufunc = np.tanh
     samples = (Sample("tanh", Arg.float(2, "n")), Sample("tanh", Arg.float()))
 
     def forward(self, x):
@@ -269,7 +264,6 @@ class Tanh(UnaryWithDerivative):
 
 @register
 class Asinh(UnaryWithDerivative):
-    name = "Asinh"
     samples = (Sample("asinh", Arg.float(2, "n")), Sample("asinh", Arg.float()))
 
     def forward(self, x):
@@ -282,7 +276,6 @@ class Asinh(UnaryWithDerivative):
 
 @register
 class Acosh(UnaryWithDerivative):
-    name = "Acosh"
     samples = (Sample("acosh", Arg.float(2, "n", lo=1.2, hi=3.0)),
                Sample("acosh", Arg.float(lo=1.2, hi=3.0)))
 
@@ -296,7 +289,6 @@ class Acosh(UnaryWithDerivative):
 
 @register
 class Atanh(Unary):
-    name = "Atanh"
     samples = (Sample("atanh", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("atanh", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -310,7 +302,6 @@ class Atanh(Unary):
 
 @register
 class Reciprocal(UnaryWithDerivative):
-    name = "Reciprocal"
     samples = (Sample("reciprocal", Arg.positive(2, "n")), Sample("reciprocal", Arg.positive()))
 
     def forward(self, x):
@@ -330,7 +321,6 @@ class _Rounding(Unary):
 
 @register
 class Floor(_Rounding):
-    name = "Floor"
     samples = (Sample("floor", Arg.float(2, "n")), Sample("floor", Arg.float()))
 
     def forward(self, x):
@@ -339,7 +329,6 @@ class Floor(_Rounding):
 
 @register
 class Ceil(_Rounding):
-    name = "Ceil"
     samples = (Sample("ceil", Arg.float(2, "n")), Sample("ceil", Arg.float()))
 
     def forward(self, x):
@@ -348,7 +337,6 @@ class Ceil(_Rounding):
 
 @register
 class Round(_Rounding):
-    name = "Round"
     samples = (Sample("round", Arg.float(2, "n")), Sample("round", Arg.float()))
 
     def forward(self, x):
@@ -361,7 +349,6 @@ class _Predicate(Unary):
 
 @register
 class IsNan(_Predicate):
-    name = "IsNan"
     samples = (Sample("is_nan", Arg.float(2, "n")), Sample("is_nan", Arg.float()))
 
     def forward(self, x):
@@ -370,7 +357,6 @@ class IsNan(_Predicate):
 
 @register
 class IsInf(_Predicate):
-    name = "IsInf"
     samples = (Sample("is_inf", Arg.float(2, "n")), Sample("is_inf", Arg.float()))
 
     def forward(self, x):
@@ -379,7 +365,6 @@ class IsInf(_Predicate):
 
 @register
 class IsFinite(_Predicate):
-    name = "IsFinite"
     samples = (Sample("is_finite", Arg.float(2, "n")), Sample("is_finite", Arg.float()))
 
     def forward(self, x):

@@ -75,7 +75,6 @@ def _select(cond, a, b):
 # -- element-wise activations (op blocks) ------------------------------------------------
 @register
 class Sigmoid(UnaryWithDerivative):
-    name = "Sigmoid"
     samples = (Sample("sigmoid", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("sigmoid", Arg.float()))
 
@@ -91,7 +90,7 @@ class Sigmoid(UnaryWithDerivative):
 
 @register
 class Relu(Op):
-    name = "Relu"
+    fresh_output = True
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("relu", Arg.float(2, "n")), Sample("relu", Arg.float()))
@@ -108,7 +107,7 @@ class Relu(Op):
 @register
 class ReluGrad(Op):
     """g where the relu output is positive, else 0 (linear in g)."""
-    name = "ReluGrad"
+    fresh_output = True
     pattern = patterns.broadcasting
     jvp = linear_in(0)
     covered_by = "Relu"
@@ -125,7 +124,6 @@ class ReluGrad(Op):
 
 @register
 class Relu6(Op):
-    name = "Relu6"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("relu6", Arg.float(2, "n", lo=-2.0, hi=8.0)),
@@ -142,7 +140,6 @@ class Relu6(Op):
 
 @register
 class Elu(Op):
-    name = "Elu"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("elu", Arg.float(2, "n")), Sample("elu", Arg.float()))
@@ -165,7 +162,6 @@ class Elu(Op):
 
 @register
 class LeakyRelu(Op):
-    name = "LeakyRelu"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("leaky_relu", Arg.float(2, "n")),
@@ -182,7 +178,6 @@ class LeakyRelu(Op):
 
 @register
 class Softplus(Op):
-    name = "Softplus"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("softplus", Arg.float(2, "n", lo=-5.0, hi=5.0)),
@@ -279,7 +274,6 @@ swish = silu
 # -- softmax family ----------------------------------------------------------------------
 @register
 class Softmax(Op):
-    name = "Softmax"
     pattern = patterns.along_axis("axis")
     jvp = self_adjoint  # diag(y) - y y^T is symmetric
     samples = (Sample("softmax", Arg.float(2, "n")), Sample("softmax", Arg.float("n", 3), axis=0),
@@ -298,7 +292,6 @@ class Softmax(Op):
 
 @register
 class LogSoftmax(Op):
-    name = "LogSoftmax"
     pattern = patterns.along_axis("axis")
     samples = (Sample("log_softmax", Arg.float(2, "n")),
                Sample("log_softmax", Arg.float("n", 3), axis=0),

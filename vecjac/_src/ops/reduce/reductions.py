@@ -21,8 +21,8 @@ from vecjac._src.ops.elementwise.logic import cast, equal, where
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
 from vecjac._src.ops.elementwise.unary import exp, is_finite, log, sqrt, square
 from vecjac._src.transforms.forward.rules import linear
-from vecjac._src.transforms.pfor import structured as structured_rules
 from vecjac._src.transforms.pfor.converters import axis_shift, reduction
+from vecjac._src.transforms.pfor.structured import is_onehot, unravel
 from vecjac._src.transforms.sparsity import patterns
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
@@ -78,10 +78,8 @@ def _reduce(op, x, axis, keepdims, fn):
 
 @register
 class Sum(Op):
-    name = "Sum"
     pattern = patterns.reduction
     jvp = linear
-    structured = structured_rules.reduce_sum
     samples = (Sample("reduce_sum", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_sum", Arg.float(2, "n")),
                Sample("reduce_sum", Arg.float(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -92,13 +90,30 @@ class Sum(Op):
     def forward(self, x, axis, keepdims):
         return _sum(x, axis, keepdims)
 
+    def structured(self, cx, x, axis, keepdims):
+        """Sum of a one-hot value: d itself, or a one-hot value in the reduced shape."""
+        if not is_onehot(x, cx.loop):
+            return NotImplemented
+        rank, lead = len(x.S), x.lead
+        axes = set(range(rank)) if axis is None else set(axis)
+        if any(i < lead for i in axes):
+            return NotImplemented  # summing over the dense leading axes: not one-hot any more
+        kept = [i for i in range(lead, rank) if i not in axes]
+        shape = tuple(1 if i in axes else x.S[i] for i in range(rank)) if keepdims else \
+            tuple(x.S[i] for i in range(rank) if i not in axes)
+        if not kept:
+            return reshape(x.d, (cx.iters,) + shape)
+        idx = unravel(x)
+        pos = np.ravel_multi_index(tuple(idx[i - lead] for i in kept),
+                                   tuple(x.S[i] for i in kept))
+        return x.with_(pos=pos, shape=shape)
+
     def gradient(self, e, g):
         return _expand_back(g, e.inputs[0], e.attrs["axis"])
 
 
 @register
 class Mean(Op):
-    name = "Mean"
     pattern = patterns.reduction
     jvp = linear
     samples = (Sample("reduce_mean", Arg.float(2, "n", 3), axis=1),
@@ -137,7 +152,6 @@ class _Extremum(Op):
 
 @register
 class Max(_Extremum):
-    name = "Max"
     pattern = patterns.reduction
     samples = (Sample("reduce_max", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_max", Arg.float(2, "n")),
@@ -150,7 +164,6 @@ class Max(_Extremum):
 
 @register
 class Min(_Extremum):
-    name = "Min"
     pattern = patterns.reduction
     samples = (Sample("reduce_min", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_min", Arg.float(2, "n")),
@@ -163,7 +176,6 @@ class Min(_Extremum):
 
 @register
 class Any(Op):
-    name = "Any"
     samples = (Sample("reduce_any", Arg.bool(2, "n", 3), axis=1),
                Sample("reduce_any", Arg.bool(2, "n")),
                Sample("reduce_any", Arg.bool(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -177,7 +189,6 @@ class Any(Op):
 
 @register
 class All(Op):
-    name = "All"
     samples = (Sample("reduce_all", Arg.bool(2, "n", 3), axis=1),
                Sample("reduce_all", Arg.bool(2, "n")),
                Sample("reduce_all", Arg.bool(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -191,7 +202,6 @@ class All(Op):
 
 @register
 class Prod(Op):
-    name = "Prod"
     pattern = patterns.reduction
     samples = (Sample("reduce_prod", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_prod", Arg.float(3, "n", zeros=0.3), axis=(0, 1), keepdims=True),
@@ -345,7 +355,6 @@ class _ArgExtremum(Op):
 
 @register
 class ArgMax(_ArgExtremum):
-    name = "ArgMax"
     samples = (Sample("argmax", Arg.float(2, "n", 3), axis=1), Sample("argmax", Arg.float("n")))
 
     def forward(self, x, axis, output_type):
@@ -354,7 +363,6 @@ class ArgMax(_ArgExtremum):
 
 @register
 class ArgMin(_ArgExtremum):
-    name = "ArgMin"
     samples = (Sample("argmin", Arg.float(2, "n", 3), axis=-1), Sample("argmin", Arg.float("n")))
 
     def forward(self, x, axis, output_type):
@@ -401,7 +409,6 @@ def _scan_np(accumulate, x, axis, exclusive, reverse, identity):
 
 @register
 class Cumsum(Op):
-    name = "Cumsum"
     pattern = patterns.scan
     jvp = linear
     samples = (Sample("cumsum", Arg.float(2, "n"), axis=1),
@@ -420,7 +427,6 @@ class Cumsum(Op):
 
 @register
 class Cumprod(Op):
-    name = "Cumprod"
     pattern = patterns.scan
     samples = (Sample("cumprod", Arg.float(2, "n"), axis=1),
                Sample("cumprod", Arg.float("n", 3, zeros=0.3), exclusive=True),
