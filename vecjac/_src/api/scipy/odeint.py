@@ -27,7 +27,8 @@ from vecjac._src.ops.array.shaping import concat, reshape, stack
 from vecjac._src.ops.elementwise.logic import cast
 from vecjac._src.ops.elementwise.scipy_special import scipy_module
 from vecjac._src.ops.elementwise.unary import sin
-from vecjac._src.ops.reduce.reductions import cumsum, reduce_sum
+from vecjac._src.ops.reduce.cumulative import cumsum
+from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
 from vecjac._src.transforms.tape.tape import GradientTape
 
