@@ -1,19 +1,12 @@
 """Op, the op registry, and `lib`: the op library as seen from rules.
 
 An op is one class block: `forward` on NumPy arrays, and beside it the rules each
-transform uses, all written with vecjac ops (so that they are themselves differentiable,
-vectorizable and traceable):
-- `gradient(entry, *cotangents)`: the VJP, one cotangent (or None) per input;
-- `jvp(entry, *tangents)`: the JVP, one tangent (or None) per output; tangents of inputs
-  that do not vary are None. Families supply it (vecjac/_src/transforms/forward/rules.py); None means the
-  rule derived from the VJP (vecjac/_src/transforms/forward/accumulator.py);
-- `converter(cx, *inputs, **attrs)`: the pfor rule (vecjac/_src/transforms/pfor/converters.py);
-- `structured(cx, *inputs, **attrs)`: optional pfor rule for structured one-hot seeds;
-- `pattern(cx, *inputs, **attrs)`: the sparsity rule (vecjac/_src/transforms/sparsity/patterns.py);
-- `samples`: how the registry tests call it.
-Rules are functions of the op (`converter = broadcasting` binds like a method), so that
-family rules are written once and shared. `@register` instantiates the block and files
-it under its TF-style name.
+transform uses (gradient, jvp, converter, structured, pattern), written with vecjac ops
+so that they are themselves differentiable, vectorizable and traceable, and the facts
+the fast paths and vj.function's replay read. Every attribute and method, who reads it,
+when to set it and its default: docs/op_block.md. Rules are functions of the op
+(`converter = broadcasting` binds like a method), so that family rules are written once
+and shared. `@register` instantiates the block and files it under its TF-style name.
 
 `lib` is the op library's public functions and primitives by their Python names, filled
 as op modules load. Rules that need an op of a module loaded after their own (a
