@@ -167,13 +167,15 @@ def test_lib_only_where_an_import_cannot_be(module):
 # The cycles of imports plus lib references, each a set of mutually recursive rules:
 # - the primitive families that every rule uses (sum, broadcast, cast, where, gather ...)
 #   and the rule families that their blocks name (forward.rules, pfor.converters,
-#   pfor.structured), whose rules build ops of those families; core.dispatch's public
-#   convert_to_tensor stacks nested lists of Tensors (lib.stack);
+#   pfor.structured, the element-wise unary family's base), whose rules build ops of
+#   those families (prod's gradient scans with cumprod, whose gradient sums);
+#   core.dispatch's public convert_to_tensor stacks nested lists of Tensors (lib.stack);
 # - the determinant's gradient (the adjugate) and the adjugate's rules (svd, det).
 KNOWN_CYCLES = [
     {"core.arguments", "core.dispatch", "ops.array.creation", "ops.array.dynamic_slice",
-     "ops.array.indexing", "ops.array.onehot", "ops.array.shaping", "ops.elementwise.arithmetic",
-     "ops.elementwise.logic", "ops.elementwise.unary", "ops.linalg.products",
+     "ops.array.indexing", "ops.array.onehot", "ops.array.shaping",
+     "ops.elementwise.arithmetic", "ops.elementwise.family", "ops.elementwise.logic",
+     "ops.elementwise.unary", "ops.linalg.products", "ops.reduce.cumulative",
      "ops.reduce.reductions", "transforms.forward.rules", "transforms.pfor.converters",
      "transforms.pfor.structured"},
     {"ops.linalg.adjugate", "ops.linalg.decomposition", "ops.linalg.diag_band",

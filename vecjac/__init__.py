@@ -40,6 +40,7 @@ from vecjac._src.ops.elementwise.logic import (equal, not_equal, less, less_equa
                                                logical_not, cast, where)
 from vecjac._src.ops.elementwise.unary import *  # noqa: F401,F403,E402
 from vecjac._src.ops.elementwise.special import *  # noqa: F401,F403,E402
+from vecjac._src.ops.reduce.cumulative import cumprod, cumsum  # noqa: F401,E402
 from vecjac._src.ops.reduce.reductions import *  # noqa: F401,F403,E402
 from vecjac._src.ops.linalg.products import *  # noqa: F401,F403,E402
 from vecjac._src.ops.linalg.einsum import *  # noqa: F401,F403,E402

@@ -11,5 +11,6 @@ from vecjac._src.ops.elementwise.unary import *  # noqa: F401,F403
 from vecjac._src.ops.elementwise.unary import abs, round  # noqa: F401,E402
 from vecjac._src.ops.linalg.einsum import *  # noqa: F401,F403
 from vecjac._src.ops.linalg.products import *  # noqa: F401,F403
+from vecjac._src.ops.reduce.cumulative import *  # noqa: F401,F403
 from vecjac._src.ops.reduce.reductions import *  # noqa: F401,F403
 from vecjac._src.ops.reduce.segment import *  # noqa: F401,F403

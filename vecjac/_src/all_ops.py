@@ -5,7 +5,7 @@ NumPy's ndarray methods (composites/tensor_methods.py). The order is the order t
 were loaded in before the layout by layers, kept so that `lib` fills the same way."""
 from vecjac._src.ops.elementwise import (arithmetic, logic, unary, special,  # noqa: F401
                                          scipy_special, bessel, debugging)
-from vecjac._src.ops.reduce import reductions, sort, segment  # noqa: F401
+from vecjac._src.ops.reduce import reductions, cumulative, sort, segment  # noqa: F401
 from vecjac._src.ops.linalg import (products, einsum, matrix, decomposition,  # noqa: F401
                                     matrix_function, qr, adjugate, banded)
 from vecjac._src.composites import (norm, control_flow, tf_math, conv, diag,  # noqa: F401

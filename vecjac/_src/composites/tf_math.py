@@ -4,9 +4,8 @@ family, lbeta, polyval, ...), integer/bool helpers (count_nonzero, bincount, top
 bucketize, ...), cross and approximate_equal (the segment reductions are
 vecjac/_src/ops/reduce/segment.py).
 
-One op block: CumulativeLogsumexp (a running logaddexp, stable where a shift by the
-maximum is not). Derivatives
-vecjac does not implement (igamma in a, betainc in a and b, polygamma in its order)
+cumulative_logsumexp is vecjac/_src/ops/reduce/cumulative.py's. Derivatives vecjac does
+not implement (igamma in a, betainc in a and b, polygamma in its order)
 raise LookupError, as vj.scipy.special does. Complex inputs: ComplexNotSupported.
 """
 import collections
@@ -19,8 +18,7 @@ import numpy as np
 from vecjac._src.core.arguments import read_ints as _read_ints
 from vecjac._src.core.arguments import real_input as _real
 from vecjac._src.core.dispatch import apply, to_input
-from vecjac._src.core.registry import Op, lib, register
-from vecjac._src.core.samples import Arg, Sample
+from vecjac._src.core.registry import lib
 from vecjac._src.core.shapes import (as_bool, as_dtype, as_int, as_shape, broadcast_shape,
                                      normalize_axes, normalize_axis)
 from vecjac._src.core.tensor import Tensor
@@ -37,11 +35,11 @@ from vecjac._src.ops.elementwise.scipy_special import (Betainc, Digamma, Erfcinv
                                                        real_operands)
 from vecjac._src.ops.elementwise.unary import Round, _real_unary
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
-from vecjac._src.ops.elementwise.unary import atan, exp, is_finite, log, sign
+from vecjac._src.ops.elementwise.unary import atan, is_finite, sign
 from vecjac._src.ops.nn import activations as nn_ops
+from vecjac._src.ops.reduce.cumulative import cumulative_logsumexp
 from vecjac._src.ops.reduce.reductions import reduce_all, reduce_sum
 from vecjac._src.ops.reduce.sort import ArgSort, searchsorted, take_along_axis
-from vecjac._src.transforms.pfor.converters import axis_shift
 
 __all__ = ["sigmoid", "softmax", "log_softmax", "softplus", "softsign", "log_sigmoid",
            "lgamma", "digamma", "polygamma", "erfinv", "erfcinv", "ndtri", "betainc",
@@ -215,60 +213,6 @@ def polyval(coeffs, x, name=None):
     for c in cs[1:]:
         p = c + p * x
     return p
-
-
-# -- cumulative_logsumexp --------------------------------------------------------------------
-@register
-class CumulativeLogsumexp(Op):
-    name = "CumulativeLogsumexp"
-    converter = axis_shift("axis")
-    samples = (Sample("cumulative_logsumexp", Arg.float(2, "n"), axis=1),
-               Sample("cumulative_logsumexp", Arg.float("n", 3), reverse=True),
-               Sample("cumulative_logsumexp", Arg.float(4)))
-
-    def forward(self, x, axis, exclusive, reverse):
-        if reverse:
-            x = np.flip(x, axis)
-        out = np.logaddexp.accumulate(x, axis=axis) if x.shape[axis] else x.copy()
-        if exclusive:
-            pad = np.full(x.shape[:axis] + (1,) + x.shape[axis + 1:], -np.inf, x.dtype)
-            out = np.concatenate([pad, np.delete(out, -1, axis)], axis)
-        return np.flip(out, axis) if reverse else out
-
-    @staticmethod
-    def _signed_scan(v, before, after, attrs):
-        """sum over the scan of v_j exp(before_j) times exp(after): scans of log(+-v)."""
-        out = None
-        for part in (v, -v):
-            positive = greater(part, 0)
-            logs = where(positive, log(where(positive, part, 1.0)), -np.inf)
-            term = exp(apply(CumulativeLogsumexp, logs + before, **attrs) + after)
-            out = term if out is None else out - term
-        return out
-
-    def gradient(self, e, g):  # dx_i = sum_{j after i} g_j exp(x_i - y_j), as TF
-        y = e.outputs[0]
-        y = where(is_finite(y), y, 0.0)  # exclusive's -inf: never summed
-        attrs = dict(e.attrs, reverse=not e.attrs["reverse"])
-        return self._signed_scan(g, -y, e.inputs[0], attrs)
-
-    def jvp(self, e, t):  # dy_j = sum_{i before j} t_i exp(x_i - y_j)
-        if t is None:
-            return None
-        y = e.outputs[0]
-        return self._signed_scan(t, e.inputs[0], -where(is_finite(y), y, 0.0),
-                                 e.attrs)
-
-
-def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
-    """log(cumsum(exp(x), axis)), computed stably (a running logaddexp)."""
-    x = _real(x, "cumulative_logsumexp", kinds="f")
-    if x.ndim == 0:
-        raise ValueError("cumulative_logsumexp: x must have rank >= 1, got a scalar")
-    axis = normalize_axis(axis, x.ndim, "cumulative_logsumexp")
-    return apply(CumulativeLogsumexp, x, axis=axis,
-                 exclusive=as_bool(exclusive, "cumulative_logsumexp", "exclusive"),
-                 reverse=as_bool(reverse, "cumulative_logsumexp", "reverse"))
 
 
 # -- integer and bool helpers ----------------------------------------------------------------

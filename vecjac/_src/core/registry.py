@@ -1,19 +1,12 @@
 """Op, the op registry, and `lib`: the op library as seen from rules.
 
 An op is one class block: `forward` on NumPy arrays, and beside it the rules each
-transform uses, all written with vecjac ops (so that they are themselves differentiable,
-vectorizable and traceable):
-- `gradient(entry, *cotangents)`: the VJP, one cotangent (or None) per input;
-- `jvp(entry, *tangents)`: the JVP, one tangent (or None) per output; tangents of inputs
-  that do not vary are None. Families supply it (vecjac/_src/transforms/forward/rules.py); None means the
-  rule derived from the VJP (vecjac/_src/transforms/forward/accumulator.py);
-- `converter(cx, *inputs, **attrs)`: the pfor rule (vecjac/_src/transforms/pfor/converters.py);
-- `structured(cx, *inputs, **attrs)`: optional pfor rule for structured one-hot seeds;
-- `pattern(cx, *inputs, **attrs)`: the sparsity rule (vecjac/_src/transforms/sparsity/patterns.py);
-- `samples`: how the registry tests call it.
-Rules are functions of the op (`converter = broadcasting` binds like a method), so that
-family rules are written once and shared. `@register` instantiates the block and files
-it under its TF-style name.
+transform uses (gradient, jvp, converter, structured, pattern), written with vecjac ops
+so that they are themselves differentiable, vectorizable and traceable, and the facts
+the fast paths and vj.function's replay read. Every attribute and method, who reads it,
+when to set it and its default: docs/op_block.md. Rules are functions of the op
+(`converter = broadcasting` binds like a method), so that family rules are written once
+and shared. `@register` instantiates the block and files it under its TF-style name.
 
 `lib` is the op library's public functions and primitives by their Python names, filled
 as op modules load. Rules that need an op of a module loaded after their own (a
@@ -35,33 +28,38 @@ def is_builtin(op):
 
 
 class Op:
-    """Base of every primitive. Subclass, set `name`, write `forward` and `gradient`."""
+    """Base of every primitive. Subclass, write `forward` and `gradient`, decorate with
+    @register. Every attribute and method, who reads it and when to set it:
+    docs/op_block.md."""
 
-    name = None
-    differentiable = True   # False: never recorded (comparisons, argmax, integer ops)
+    # -- identity and contract
+    name = None             # TF's op name; @register: the class name when not set
     n_outputs = 1           # forward returns a tuple when > 1
-    converter = None        # pfor rule, or None for the while-loop fallback
-    structured = None       # pfor rule for one-hot structured inputs (vectorize/structured.py)
-    jvp = None              # forward-mode rule, or None for the one derived from gradient
-    derivative = None       # elementwise ops: (x, y) arrays -> dy/dx, the factor that
-                            # `gradient` multiplies by, computed in NumPy (forward mode's
-                            # fast path when no transform sees the primal values)
-    value_and_derivative = None  # x -> (y, dy/dx) arrays in one pass, for ops where that
-                            # is cheaper than forward then derivative (sin and cos)
-    pattern = None          # sparsity rule (vecjac/_src/transforms/sparsity/patterns.py); None: conservative
-    has_gradient = True     # False: a float op whose gradient is not implemented
+    differentiable = True   # False: never recorded (comparisons, argmax, integer ops)
+    has_gradient = True     # set by @register: False when no `gradient` is written
+    stateful = False        # each run may differ (random draws): never folded or merged
+    shape_only = False      # outputs depend on input shapes and dtypes only (zeros_like)
+    # -- rules of the transforms (None: the transform's fallback)
+    jvp = None              # forward mode; None: derived from `gradient`
+    converter = None        # pfor; None: a while loop over the iterations
+    structured = None       # pfor on structured one-hot seeds (also a method)
+    pattern = None          # sparsity; None: every output depends on every input
+    # -- fast paths: NumPy-level facts the transforms use when nothing else sees the op
+    derivative = None       # element-wise: (x, y) arrays -> dy/dx (forward mode)
+    value_and_derivative = None  # x -> (y, dy/dx) in one pass (sin, cos)
+    stacked_attrs = None    # layout ops: attrs for all pfor iterations stacked on axis 0
+    stacked_forward = None  # (cx, *Tensors, **attrs) -> all iterations' output, or None
+    checked_converter = True  # set by @register: pfor checks non-built-in converters
+    # -- facts for vj.function's replay compiler (read only for built-in ops)
+    inplace_ufunc = None    # the forward is exactly this NumPy ufunc: may write with out=
+    fresh_output = False    # the forward always returns a new array (a ufunc's does)
+    fusion_code = None      # instruction of fusion.py's float64 interpreter
+    fusible_layout = False  # a pure layout op: fusion runs it on index maps
+    scalar_expression = None  # the forward on scalars, "{0} + {1}" (chains.py)
+    selects_by_condition = False  # where(cond, x, y): a constant cond picks x or y
+    # -- tests
     samples = ()            # Sample specs: how tests/test_registry.py calls this op
-    covered_by = None       # internal op: name of the op whose gradient checks cover it
-    stateful = False        # True: each run may differ (random draws); vj.function replays
-                            # it on every call, never folds or merges it
-    shape_only = False      # True: the outputs depend on the inputs' shapes and dtypes only
-                            # (zeros_like): vj.function's plans hold them as constants
-    checked_converter = True  # pfor checks what the converter returns (set by register)
-    stacked_attrs = None    # layout ops: attrs -> the attrs that compute every iteration
-                            # at once on inputs stacked on a new axis 0 (pfor's fast path)
-    stacked_forward = None  # (cx, *Tensors, **attrs) -> every iteration's output at once
-                            # (an array) from plain Tensors, a stacked one (cx.stacked)
-                            # holding all iterations on axis 0; or None (pfor's fast path)
+    covered_by = None       # internal op: the op whose gradient checks cover it
 
     def forward(self, *arrays, **attrs):
         raise NotImplementedError
@@ -97,9 +95,9 @@ lib = Library()
 
 def register(cls):
     """Class decorator: instantiate an Op block and file it in REGISTRY by name."""
+    if "name" not in vars(cls):  # a block's own name: never one inherited from a base
+        cls.name = cls.__name__
     op = cls()
-    if not op.name:
-        raise ValueError(f"Op class {cls.__name__} has no name")
     if op.name in REGISTRY:  # two blocks under one name: the second would replace the first
         raise ValueError(f"register: an op named {op.name!r} is already registered "
                          f"({type(REGISTRY[op.name]).__module__}.{type(REGISTRY[op.name]).__name__})")

@@ -22,6 +22,7 @@ from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.elementwise import unary as _u
+from vecjac._src.ops.reduce import cumulative
 from vecjac._src.ops.reduce import reductions as _r
 
 
@@ -165,8 +166,8 @@ def _cumulative(vj_fn):
     return adapter
 
 
-_functions("vj.cumsum", "cumsum")(_cumulative(_r.cumsum))
-_functions("vj.cumprod", "cumprod")(_cumulative(_r.cumprod))
+_functions("vj.cumsum", "cumsum")(_cumulative(cumulative.cumsum))
+_functions("vj.cumprod", "cumprod")(_cumulative(cumulative.cumprod))
 
 
 # -- dtypes and axes -----------------------------------------------------------------------

@@ -27,7 +27,8 @@ from vecjac._src.ops.array.shaping import concat, reshape, stack
 from vecjac._src.ops.elementwise.logic import cast
 from vecjac._src.ops.elementwise.scipy_special import scipy_module
 from vecjac._src.ops.elementwise.unary import sin
-from vecjac._src.ops.reduce.reductions import cumsum, reduce_sum
+from vecjac._src.ops.reduce.cumulative import cumsum
+from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
 from vecjac._src.transforms.tape.tape import GradientTape
 
@@ -96,7 +97,6 @@ def _rates(func, ys, t, args, d):
 class OdeInt(Op):
     """y (T, d) at the times t (T,) of dy/dt = func(y, t, *args), y(t[0]) = y0 (d,).
     Attrs: func (on Tensors) and options (SciPy's keyword arguments, as pairs)."""
-    name = "OdeInt"
     samples = (Sample(lambda y0, k, c: odeint(_decay, y0, _TIMES, args=(k, c), rtol=1e-11,
                                               atol=1e-11),
                       Arg.float(2), Arg.positive(2), Arg.float(), grad_order=1,

@@ -55,7 +55,6 @@ def ones(shape, dtype=None, name=None):
 
 @register
 class Fill(Op):
-    name = "Fill"
     pattern = patterns.broadcasting
     jvp = linear
     samples = (Sample("fill", (2, 3), Arg.float()), Sample("fill", (), Arg.float()))
@@ -84,7 +83,6 @@ def fill(dims, value, name=None):
 
 @register
 class ZerosLike(Op):
-    name = "ZerosLike"
     shape_only = True
     samples = (Sample("zeros_like", Arg.float(2, "n")),
                Sample("zeros_like", Arg.int("n", hi=3), dtype="float32"))
@@ -97,7 +95,6 @@ class ZerosLike(Op):
 
 @register
 class OnesLike(Op):
-    name = "OnesLike"
     shape_only = True
     samples = (Sample("ones_like", Arg.float(2, "n")),
                Sample("ones_like", Arg.int("n", hi=3), dtype="float32"))

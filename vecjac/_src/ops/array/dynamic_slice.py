@@ -77,7 +77,6 @@ def _sliced_shape(shape, template, bounds):
 
 @register
 class DynamicStridedSlice(Op):
-    name = "DynamicStridedSlice"
     jvp = linear
     samples = (Sample(lambda x: apply(DynamicStridedSlice, x, Tensor(np.array([1, 3])),
                                       template=(("bounds", 0, 1, None), 0)),
@@ -108,7 +107,6 @@ class DynamicStridedSlice(Op):
 
 @register
 class DynamicStridedSliceGrad(Op):
-    name = "DynamicStridedSliceGrad"
     jvp = linear
     covered_by = "DynamicStridedSlice"
 

@@ -105,7 +105,6 @@ def _check_indices(indices, size, fn):
 
 @register
 class GatherV2(Op):
-    name = "GatherV2"
     pattern = patterns.gather
     jvp = linear
     samples = (Sample("gather", Arg.float("n", 3), Arg.int(4, hi="n")),
@@ -157,7 +156,6 @@ def _gather_adjoint(numbers, indices, shape, axis, batch_dims):
 @register
 class GatherGrad(Op):
     """Scatter-add of a gather's cotangent into zeros of the params' shape."""
-    name = "GatherGrad"
     pattern = patterns.scatter(_gather_adjoint)
     jvp = linear
     samples = (Sample("tensor_scatter_nd_add", Arg.float("n", 3), Arg.int(4, 1, hi="n"),
@@ -235,7 +233,7 @@ def _check_basic_key(shape, key):
 
 @register
 class StridedSlice(Op):
-    name = "StridedSlice"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("getitem", Arg.float(4, "n"), (slice(1, None, 2), 0)),
@@ -259,7 +257,6 @@ class StridedSlice(Op):
 
 @register
 class StridedSliceGrad(Op):
-    name = "StridedSliceGrad"
     pattern = patterns.layout
     jvp = linear
     covered_by = "StridedSlice"

@@ -48,7 +48,6 @@ def _int_list(value, fn, arg):
 # -- tile --------------------------------------------------------------------------------
 @register
 class Tile(Op):
-    name = "Tile"
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("tile", Arg.float(2, "n"), [2, 3]), Sample("tile", Arg.float("n"), [3]))
@@ -84,7 +83,6 @@ def tile(input, multiples, name=None):
 # -- pad ---------------------------------------------------------------------------------
 @register
 class PadV2(Op):
-    name = "PadV2"
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("pad", Arg.float(2, "n"), [[1, 0], [2, 1]]),
@@ -125,7 +123,6 @@ class PadV2(Op):
 
 @register
 class MirrorPad(Op):
-    name = "MirrorPad"
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("pad", Arg.float(3, "n"), [[1, 2], [0, 0]], mode="REFLECT"),
@@ -150,7 +147,6 @@ def _mirror_pad_numbers(numbers, paddings, mode):
 @register
 class MirrorPadGrad(Op):
     """Adjoint of MirrorPad: each mirrored element is added back to its source."""
-    name = "MirrorPadGrad"
     pattern = patterns.scatter(_mirror_pad_numbers)
     jvp = linear
     covered_by = "MirrorPad"
@@ -222,7 +218,6 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 # -- reverse, slice, strided_slice ------------------------------------------------------
 @register
 class ReverseV2(Op):
-    name = "ReverseV2"
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("reverse", Arg.float(2, "n", 3), [0, 2]),

@@ -33,7 +33,6 @@ __all__ = ["one_hot"]
 @register
 class ScatterRows(Op):
     """values (..., n, w) -> (..., n, M, w) with values[..., a, :] at [..., a, pos[a], :]."""
-    name = "ScatterRows"
     pattern = patterns.layout
     jvp = linear
     converter = elementwise
@@ -52,7 +51,6 @@ class ScatterRows(Op):
 @register
 class GatherRows(Op):
     """g (..., n, M, w) -> (..., n, w): the rows [..., a, pos[a], :]."""
-    name = "GatherRows"
     pattern = patterns.layout
     jvp = linear
     converter = elementwise
@@ -74,7 +72,6 @@ def scatter_rows(values, pos, size):
 class ScatterRowsAdd(Op):
     """dense (..., n, M, w) + values (..., n, w) placed at [..., a, pos[a], :]: one pass
     over `dense` (a copy) instead of materializing the one-hot term and adding."""
-    name = "ScatterRowsAdd"
     jvp = linear
     samples = (Sample(lambda x, v: apply(ScatterRowsAdd, x, v, pos=np.array([1, 0, 1])),
                       Arg.float(3, 2, 2), Arg.float(3, 2)),)
@@ -98,7 +95,6 @@ class ScaledRows(Op):
     """d[..., a, None] * m[..., idx[a], :]: a row gather and a scaling in one allocation
     (the structured rule of "one-hot rows @ matrix"). With idx = 0..n-1 (every row in
     order, as in a full Jacobian) the gather is skipped altogether."""
-    name = "ScaledRows"
     jvp = multilinear
     samples = (Sample(lambda m, d: apply(ScaledRows, m, d, idx=np.array([2, 0, 2])),
                       Arg.float(3, 4), Arg.float(3)),
@@ -146,7 +142,6 @@ class OuterRows(Op):
     """d (..., i) and r (..., k) -> (..., i, k): the outer product d[..., :, None] *
     r[..., None, :] over shared leading (batch) axes. The structured rule of "one-hot
     columns @ matrix" (batch_jacobian seeds): iteration a gives d[a] x b[pos[a]]."""
-    name = "OuterRows"
     jvp = multilinear
     converter = elementwise
     samples = (Sample(lambda d, r: apply(OuterRows, d, r), Arg.float(3, "n"), Arg.float(3, 4)),
@@ -175,7 +170,6 @@ def _outer_gradients(d, r, g, needs):
 class OuterRowsScaled(Op):
     """OuterRows(d, r) * m in one pass: m broadcasts against the (..., i, k) result. The
     structured rule of "outer product times a factor" (an activation gradient)."""
-    name = "OuterRowsScaled"
     jvp = multilinear
     samples = (Sample(lambda d, r, m: apply(OuterRowsScaled, d, r, m), Arg.float(3, "n"),
                       Arg.float(3, 4), Arg.float("n", 4)),
@@ -219,7 +213,6 @@ class OuterRowsScaled(Op):
 # -- one_hot -----------------------------------------------------------------------------
 @register
 class OneHot(Op):
-    name = "OneHot"
     samples = (Sample("one_hot", Arg.int(2, "n", hi=4), 4),
                Sample("one_hot", Arg.int("n", hi=3), 3, axis=0, on_value=2.0, off_value=-1.0),
                # indices outside [0, depth) give all off_value
@@ -296,7 +289,6 @@ class BatchJacobianSeed(Op):
     example only, weighted by `probe` (n,); zero otherwise. Under pfor the columns stay
     structured (one-hot over the n columns, dense over the batch) where that saves work;
     see vectorize/structured.py."""
-    name = "BatchJacobianSeed"
     differentiable = False
     samples = (Sample(lambda j: apply(BatchJacobianSeed, j, batch=3, n=2,
                                       probe=np.array([0.5, 1.5]), dtype=np.dtype("float64")),

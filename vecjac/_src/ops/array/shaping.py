@@ -25,7 +25,7 @@ __all__ = ["identity", "identity_n", "ensure_shape", "stop_gradient", "reshape",
 
 @register
 class Identity(Op):
-    name = "Identity"
+    fusible_layout = True
     pattern = patterns.elementwise
     jvp = linear
     structured = structured_rules.passthrough
@@ -75,7 +75,7 @@ def ensure_shape(x, shape, name=None):
 @register
 class StopGradient(Op):
     """Identity whose output no tape connects to its input."""
-    name = "StopGradient"
+    fusible_layout = True
     samples = (Sample("stop_gradient", Arg.float(2, "n")),)
     differentiable = False
     converter = elementwise
@@ -93,7 +93,7 @@ def stop_gradient(input, name=None):
 # -- reshape -----------------------------------------------------------------------------
 @register
 class Reshape(Op):
-    name = "Reshape"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     structured = structured_rules.passthrough
@@ -134,7 +134,7 @@ def reshape(tensor, shape, name=None):
 # -- transpose ---------------------------------------------------------------------------
 @register
 class Transpose(Op):
-    name = "Transpose"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("transpose", Arg.float(2, "n", 3), perm=(2, 0, 1)),
@@ -200,7 +200,7 @@ def squeeze(input, axis=None, name=None):
 # -- broadcast_to ------------------------------------------------------------------------
 @register
 class BroadcastTo(Op):
-    name = "BroadcastTo"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("broadcast_to", Arg.float(3, 1), (2, 3, 4)),
@@ -237,7 +237,7 @@ def broadcast_to(input, shape, name=None):
 # -- concat / stack / unstack ------------------------------------------------------------
 @register
 class ConcatV2(Op):
-    name = "ConcatV2"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("concat", [Arg.float(2, "n"), Arg.float(1, "n"), Arg.float(3, "n")], axis=0),
@@ -281,7 +281,7 @@ def concat(values, axis, name=None):
 
 @register
 class Pack(Op):
-    name = "Pack"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("stack", [Arg.float(2, "n"), Arg.float(2, "n")], axis=1),
@@ -326,7 +326,7 @@ def stack(values, axis=0, name=None):
 
 @register
 class Unpack(Op):
-    name = "Unpack"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("unstack", Arg.float(3, "n")), Sample("unstack", Arg.float(2, "n"), axis=1))
@@ -357,7 +357,7 @@ def unstack(value, num=None, axis=0, name=None):
 
 @register
 class SplitV(Op):
-    name = "SplitV"
+    fusible_layout = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("split", Arg.float(4, "n"), 2),

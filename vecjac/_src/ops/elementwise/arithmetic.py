@@ -22,6 +22,7 @@ from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
 from vecjac._src.transforms.pfor import structured as structured_rules
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
+from vecjac._src.transforms.function import fusion
 from vecjac._src.transforms.sparsity import patterns
 
 
@@ -71,6 +72,9 @@ def _pick(pick_x, tx, ty, e):
 @register
 class Add(Op):
     name = "AddV2"
+    inplace_ufunc = np.add
+    fusion_code = fusion.ADD
+    scalar_expression = "{0} + {1}"
     pattern = patterns.broadcasting
     samples = (Sample("add", Arg.float(2, "n"), Arg.float("n")),
                Sample("add", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -100,7 +104,9 @@ class Add(Op):
 
 @register
 class Sub(Op):
-    name = "Sub"
+    inplace_ufunc = np.subtract
+    fusion_code = fusion.SUB
+    scalar_expression = "{0} - {1}"
     pattern = patterns.broadcasting
     samples = (Sample("subtract", Arg.float(2, "n"), Arg.float("n")),
                Sample("subtract", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -122,7 +128,9 @@ class Sub(Op):
 
 @register
 class Mul(Op):
-    name = "Mul"
+    inplace_ufunc = np.multiply
+    fusion_code = fusion.MUL
+    scalar_expression = "{0} * {1}"
     pattern = patterns.broadcasting
     samples = (Sample("multiply", Arg.float(2, "n"), Arg.float("n")),
                Sample("multiply", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -157,7 +165,8 @@ class Mul(Op):
 class MulAdd(Op):
     """a * b + c * d, broadcasting: the product rule's tangent tx * y + x * ty as one op
     instead of three (forward mode runs it for every product of two varying values)."""
-    name = "MulAdd"
+    fusion_code = fusion.MUL_ADD
+    scalar_expression = "{0} * {1} + {2} * {3}"
     pattern = patterns.broadcasting
     samples = (Sample(lambda a, b, c, d: apply(MulAdd, a, b, c, d), Arg.float(2, "n"),
                       Arg.float("n"), Arg.float(2, 1), Arg.float()),)
@@ -196,7 +205,9 @@ class MulAdd(Op):
 
 @register
 class RealDiv(Op):
-    name = "RealDiv"
+    inplace_ufunc = np.divide
+    fusion_code = fusion.DIV
+    scalar_expression = "{0} / {1}"
     pattern = patterns.broadcasting
     samples = (Sample("divide", Arg.float(2, "n"), Arg.positive("n")),
                Sample("divide", Arg.float(2, 1, 3), Arg.positive("m", 1)),
@@ -220,7 +231,6 @@ class RealDiv(Op):
 
 @register
 class Pow(Op):
-    name = "Pow"
     pattern = patterns.broadcasting
     samples = (Sample("pow", Arg.positive(2, "n"), Arg.float("n")),
                Sample("pow", Arg.positive(2, 1, 3), Arg.float("m", 1)),
@@ -263,7 +273,6 @@ def _dpow_dx(x, y):
 
 @register
 class Maximum(Op):
-    name = "Maximum"
     pattern = patterns.broadcasting
     samples = (Sample("maximum", Arg.float(2, "n"), Arg.float("n")),
                Sample("maximum", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -285,7 +294,6 @@ class Maximum(Op):
 
 @register
 class Minimum(Op):
-    name = "Minimum"
     pattern = patterns.broadcasting
     samples = (Sample("minimum", Arg.float(2, "n"), Arg.float("n")),
                Sample("minimum", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -307,7 +315,8 @@ class Minimum(Op):
 
 @register
 class SquaredDifference(Op):
-    name = "SquaredDifference"
+    fusion_code = fusion.SQUARED_DIFFERENCE
+    scalar_expression = "({0} - {1}) * ({0} - {1})"
     pattern = patterns.broadcasting
     samples = (Sample("squared_difference", Arg.float(2, "n"), Arg.float("n")),
                Sample("squared_difference", Arg.float(2, 1, 3), Arg.float("m", 1)),
@@ -331,7 +340,6 @@ class SquaredDifference(Op):
 
 @register
 class FloorDiv(Op):
-    name = "FloorDiv"
     samples = (Sample("floordiv", Arg.float(2, "n"), Arg.positive("n")),
                Sample("floordiv", Arg.int(2, "n", lo=-5, hi=5), Arg.int(lo=1, hi=4)))
     converter = broadcasting
@@ -343,7 +351,6 @@ class FloorDiv(Op):
 
 @register
 class FloorMod(Op):
-    name = "FloorMod"
     pattern = patterns.broadcasting
     samples = (Sample("floormod", Arg.float(2, "n", lo=-3.0, hi=3.0), Arg.positive("n")),
                Sample("floormod", Arg.float(), Arg.positive(2, 1)),
@@ -362,7 +369,9 @@ class FloorMod(Op):
 
 @register
 class Neg(Op):
-    name = "Neg"
+    inplace_ufunc = np.negative
+    fusion_code = fusion.NEG
+    scalar_expression = "-{0}"
     pattern = patterns.elementwise
     jvp = linear
     samples = (Sample("negative", Arg.float(2, "n")), Sample("negative", Arg.float()))

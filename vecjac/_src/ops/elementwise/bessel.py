@@ -30,7 +30,6 @@ class _Order(Special):
 
 @register
 class BesselIv(_Order):
-    name = "BesselIv"
     scipy = "iv"
     samples = (Sample("iv", Arg.float(2, "n", lo=-1.5, hi=2.5, diff=False),
                       Arg.positive("n", lo=0.3, hi=3.0)),
@@ -43,7 +42,6 @@ class BesselIv(_Order):
 
 @register
 class BesselIve(_Order):
-    name = "BesselIve"
     scipy = "ive"
     samples = (Sample("ive", Arg.float(2, "n", lo=-1.5, hi=2.5, diff=False),
                       Arg.positive("n", lo=0.3, hi=3.0)),
@@ -57,7 +55,6 @@ class BesselIve(_Order):
 
 @register
 class BesselJv(_Order):
-    name = "BesselJv"
     scipy = "jv"
     samples = (Sample("jv", Arg.float(2, "n", lo=-1.5, hi=2.5, diff=False),
                       Arg.positive("n", lo=0.3, hi=4.0)),
@@ -70,7 +67,6 @@ class BesselJv(_Order):
 
 @register
 class BesselYv(_Order):
-    name = "BesselYv"
     scipy = "yv"
     samples = (Sample("yv", Arg.float(2, "n", lo=-1.5, hi=2.5, diff=False),
                       Arg.positive("n", lo=0.5, hi=4.0)),)
@@ -82,7 +78,6 @@ class BesselYv(_Order):
 
 @register
 class BesselKv(_Order):
-    name = "BesselKv"
     scipy = "kv"
     samples = (Sample("kv", Arg.float(2, "n", lo=-1.5, hi=2.5, diff=False),
                       Arg.positive("n", lo=0.3, hi=3.0)),)
@@ -94,7 +89,6 @@ class BesselKv(_Order):
 
 @register
 class BesselI0(Special):
-    name = "BesselI0"
     scipy = "i0"
     samples = (Sample("i0", Arg.float(2, "n", lo=-3.0, hi=3.0)),)
 
@@ -104,7 +98,6 @@ class BesselI0(Special):
 
 @register
 class BesselI1(Special):
-    name = "BesselI1"
     scipy = "i1"
     samples = (Sample("i1", Arg.float(2, "n", lo=-3.0, hi=3.0)),)
 
@@ -115,7 +108,6 @@ class BesselI1(Special):
 
 @register
 class BesselI0e(Special):
-    name = "BesselI0e"
     scipy = "i0e"
     samples = (Sample("i0e", Arg.float(2, "n", lo=-3.0, hi=3.0)),)
 
@@ -126,7 +118,6 @@ class BesselI0e(Special):
 
 @register
 class BesselI1e(Special):
-    name = "BesselI1e"
     scipy = "i1e"
     samples = (Sample("i1e", Arg.float(2, "n", lo=-3.0, hi=3.0)),)
 
@@ -137,7 +128,6 @@ class BesselI1e(Special):
 
 @register
 class BesselJ0(Special):
-    name = "BesselJ0"
     scipy = "j0"
     samples = (Sample("j0", Arg.float(2, "n", lo=-4.0, hi=4.0)),)
 
@@ -147,7 +137,6 @@ class BesselJ0(Special):
 
 @register
 class BesselJ1(Special):
-    name = "BesselJ1"
     scipy = "j1"
     samples = (Sample("j1", Arg.float(2, "n", lo=-4.0, hi=4.0)),)
 
@@ -158,7 +147,6 @@ class BesselJ1(Special):
 
 @register
 class BesselY0(Special):
-    name = "BesselY0"
     scipy = "y0"
     samples = (Sample("y0", Arg.positive(2, "n", lo=0.5, hi=4.0)),)
 
@@ -168,7 +156,6 @@ class BesselY0(Special):
 
 @register
 class BesselY1(Special):
-    name = "BesselY1"
     scipy = "y1"
     samples = (Sample("y1", Arg.positive(2, "n", lo=0.5, hi=4.0)),)
 

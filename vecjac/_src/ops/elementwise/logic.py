@@ -80,7 +80,6 @@ def logical_xor(x, y, name=None):
 
 @register
 class LogicalNot(Op):
-    name = "LogicalNot"
     samples = (Sample("logical_not", Arg.bool(2, "n")), Sample("logical_not", Arg.bool()))
     differentiable = False
     converter = elementwise
@@ -96,7 +95,6 @@ def logical_not(x, name=None):
 # -- cast --------------------------------------------------------------------------------
 @register
 class Cast(Op):
-    name = "Cast"
     pattern = patterns.elementwise
     jvp = linear
     samples = (Sample("cast", Arg.float(2, "n"), "float32",  # float32 output: loose tol
@@ -138,6 +136,7 @@ def cast(x, dtype, name=None):
 @register
 class Select(Op):
     name = "SelectV2"
+    selects_by_condition = True  # vj.function drops it for a constant condition
     pattern = patterns.broadcasting  # the union of both branches, whatever cond says
     jvp = linear
     samples = (Sample("where", Arg.bool(2, "n"), Arg.float(2, "n"), Arg.float("n")),
@@ -160,7 +159,6 @@ class Select(Op):
 
 @register
 class Where(Op):
-    name = "Where"
     samples = (Sample("where_indices", Arg.bool(2, "n"),
                       no_pfor="output shape depends on the values: pfor raises, by design"),)
     differentiable = False

@@ -120,7 +120,6 @@ def _cast(x, dtype):
 # -- gamma family ------------------------------------------------------------------------
 @register
 class Lgamma(Special):
-    name = "Lgamma"
     scipy = "gammaln"
     samples = (Sample("gammaln", Arg.positive(2, "n", lo=0.3, hi=4.0)),
                Sample("gammaln", Arg.float(lo=-1.8, hi=-1.2)))  # log|gamma| left of 0
@@ -131,7 +130,6 @@ class Lgamma(Special):
 
 @register
 class Digamma(Special):
-    name = "Digamma"
     scipy = "digamma"
     params = ("z",)
     samples = (Sample("digamma", Arg.positive(2, "n", lo=0.3, hi=4.0)),
@@ -143,7 +141,6 @@ class Digamma(Special):
 
 @register
 class Polygamma(Special):
-    name = "Polygamma"
     scipy = "polygamma"
     params = ("n", "x")
     fixed = 1
@@ -158,7 +155,6 @@ class Polygamma(Special):
 
 @register
 class Rgamma(Special):
-    name = "Rgamma"
     scipy = "rgamma"
     params = ("z",)
     samples = (Sample("rgamma", Arg.float(2, "n", lo=-2.5, hi=3.0)),)
@@ -169,7 +165,6 @@ class Rgamma(Special):
 
 @register
 class Gamma(Special):
-    name = "Gamma"
     scipy = "gamma"
     params = ("z",)
     samples = (Sample("gamma", Arg.positive(2, "n", lo=0.5, hi=3.0)),
@@ -181,7 +176,6 @@ class Gamma(Special):
 
 @register
 class Gammasgn(Special):  # piecewise constant: derivative 0, as sign's
-    name = "Gammasgn"
     scipy = "gammasgn"
     samples = (Sample("gammasgn", Arg.positive(2, "n", lo=0.5, hi=3.0)),
                Sample("gammasgn", Arg.float("n", lo=-1.8, hi=-1.2)))
@@ -199,7 +193,6 @@ def _digamma_difference(k, inputs):
 
 @register
 class Beta(Special):
-    name = "Beta"
     scipy = "beta"
     params = ("a", "b")
     samples = (Sample("beta", Arg.positive(2, "n"), Arg.positive("n")),
@@ -211,7 +204,6 @@ class Beta(Special):
 
 @register
 class Betaln(Special):
-    name = "Betaln"
     scipy = "betaln"
     params = ("a", "b")
     samples = (Sample("betaln", Arg.positive(2, "n"), Arg.positive("n")),
@@ -223,7 +215,6 @@ class Betaln(Special):
 
 @register
 class Betainc(Special):
-    name = "Betainc"
     scipy = "betainc"
     params = ("a", "b", "x")
     fixed = 2
@@ -252,7 +243,6 @@ class _IncompleteGamma(Special):
 
 @register
 class Igamma(_IncompleteGamma):
-    name = "Igamma"
     scipy = "gammainc"
     samples = (Sample("gammainc", Arg.positive(2, "n", diff=False), Arg.positive("n")),
                Sample("gammainc", 1.5, Arg.positive(2, 2, lo=0.1, hi=4.0)))
@@ -260,7 +250,6 @@ class Igamma(_IncompleteGamma):
 
 @register
 class Igammac(_IncompleteGamma):
-    name = "Igammac"
     scipy = "gammaincc"
     samples = (Sample("gammaincc", Arg.positive(2, "n", diff=False), Arg.positive("n")),
                Sample("gammaincc", Arg.positive(diff=False), Arg.positive(3, lo=0.1, hi=4.0)))
@@ -269,7 +258,6 @@ class Igammac(_IncompleteGamma):
 # -- error function inverses, logit, the normal distribution -----------------------------
 @register
 class Erfinv(Special):
-    name = "Erfinv"
     scipy = "erfinv"
     params = ("y",)
     samples = (Sample("erfinv", Arg.float(2, "n", lo=-0.9, hi=0.9)),)
@@ -280,7 +268,6 @@ class Erfinv(Special):
 
 @register
 class Erfcinv(Special):
-    name = "Erfcinv"
     scipy = "erfcinv"
     params = ("y",)
     samples = (Sample("erfcinv", Arg.float(2, "n", lo=0.1, hi=1.9)),)
@@ -291,7 +278,6 @@ class Erfcinv(Special):
 
 @register
 class Logit(Special):
-    name = "Logit"
     scipy = "logit"
     samples = (Sample("logit", Arg.float(2, "n", lo=0.05, hi=0.95)),)
 
@@ -302,7 +288,6 @@ class Logit(Special):
 
 @register
 class Ndtr(Special):
-    name = "Ndtr"
     scipy = "ndtr"
     samples = (Sample("ndtr", Arg.float(2, "n", lo=-3.0, hi=3.0)),)
 
@@ -313,7 +298,6 @@ class Ndtr(Special):
 
 @register
 class LogNdtr(Special):
-    name = "LogNdtr"
     scipy = "log_ndtr"
     samples = (Sample("log_ndtr", Arg.float(2, "n", lo=-6.0, hi=3.0)),)
 
@@ -324,7 +308,6 @@ class LogNdtr(Special):
 
 @register
 class Ndtri(Special):
-    name = "Ndtri"
     scipy = "ndtri"
     params = ("y",)
     samples = (Sample("ndtri", Arg.float(2, "n", lo=0.05, hi=0.95)),)
@@ -335,7 +318,6 @@ class Ndtri(Special):
 
 @register
 class Stdtr(Special):
-    name = "Stdtr"
     scipy = "stdtr"
     params = ("df", "t")
     fixed = 1
@@ -353,7 +335,6 @@ class Stdtr(Special):
 # -- xlog1py, entr ---------------------------------------------------------------------------
 @register
 class Xlog1py(Special):
-    name = "Xlog1py"
     scipy = "xlog1py"
     params = ("x", "y")
     samples = (Sample("xlog1py", Arg.float(2, "n"), Arg.float("n", lo=-0.5, hi=2.0)),
@@ -368,7 +349,6 @@ class Xlog1py(Special):
 
 @register
 class Entr(Special):
-    name = "Entr"
     scipy = "entr"
     samples = (Sample("entr", Arg.positive(2, "n", lo=0.1, hi=2.0)),)
 

@@ -11,8 +11,9 @@ from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops.elementwise.arithmetic import unbroadcast
+from vecjac._src.ops.elementwise.family import Unary
 from vecjac._src.ops.elementwise.logic import cast, not_equal
-from vecjac._src.ops.elementwise.unary import _real_unary, _Unary, exp
+from vecjac._src.ops.elementwise.unary import _real_unary, exp
 from vecjac._src.transforms.pfor.converters import broadcasting
 from vecjac._src.transforms.sparsity import patterns
 
@@ -63,8 +64,7 @@ def _erf_float64(x):
 
 
 @register
-class Erf(_Unary):
-    name = "Erf"
+class Erf(Unary):
     pattern = patterns.elementwise
     samples = (Sample("erf", Arg.float(2, "n", lo=-3.0, hi=3.0)), Sample("erf", Arg.float()),
                Sample("erf", Arg.float(5, 8, lo=-3.0, hi=3.0)))  # 40 elements: the table path
@@ -79,8 +79,7 @@ class Erf(_Unary):
 
 
 @register
-class Erfc(_Unary):
-    name = "Erfc"
+class Erfc(Unary):
     pattern = patterns.elementwise
     samples = (Sample("erfc", Arg.float(2, "n", lo=-3.0, hi=3.0)),
                Sample("erfc", Arg.float(5, 8, lo=-4.0, hi=4.0)))  # tail: continued fraction
@@ -117,7 +116,6 @@ def _zero_where_x_is_zero(x, value):
 
 @register
 class Xlogy(Op):
-    name = "Xlogy"
     pattern = patterns.broadcasting
     samples = (Sample("xlogy", Arg.float(2, "n"), Arg.positive("n")),
                Sample("xlogy", Arg.float(), Arg.positive(3)),
@@ -140,7 +138,6 @@ class Xlogy(Op):
 
 @register
 class Xdivy(Op):
-    name = "Xdivy"
     pattern = patterns.broadcasting
     samples = (Sample("xdivy", Arg.float(2, "n"), Arg.positive("n")),
                Sample("xdivy", Arg.float(3), Arg.positive()),

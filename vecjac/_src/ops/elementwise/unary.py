@@ -2,20 +2,20 @@
 two-argument special functions xlogy / xdivy.
 
 Each op keeps the input's dtype for floats (integers follow NumPy: exp(int) is float64;
-bool inputs are rejected, NumPy would silently give float16). Gradients reuse the forward
-output where that is cheaper (exp, sqrt, tanh).
+bool inputs are rejected, NumPy would silently give float16). Ops whose gradient is g
+times a factor write that factor once, `dydx` (vecjac/_src/ops/elementwise/family.py),
+from the forward's output where that is cheaper (exp, sqrt, tanh).
 """
 
 import numpy as np
 
 from vecjac._src.core.dispatch import apply, to_input
-from vecjac._src.core.registry import Op, lib, register
+from vecjac._src.core.registry import lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
-from vecjac._src.transforms.forward.rules import self_adjoint
-from vecjac._src.transforms.pfor.converters import elementwise
-from vecjac._src.transforms.sparsity import patterns
+from vecjac._src.transforms.function import fusion
+from vecjac._src.ops.elementwise.family import ARRAYS, Unary, UnaryWithDerivative
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
            "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh",
@@ -25,28 +25,23 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
 # they would shadow Python's builtins in modules that star-import this one.
 
 
-class _Unary(Op):
-    jvp = self_adjoint
-    pattern = patterns.elementwise
-    converter = elementwise
-
-
 @register
-class Exp(_Unary):
-    name = "Exp"
+class Exp(UnaryWithDerivative):
+    inplace_ufunc = np.exp
     samples = (Sample("exp", Arg.float(2, "n")), Sample("exp", Arg.float()))
     samples += (Sample("exp", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
 
     def forward(self, x):
         return np.exp(x)
 
-    def gradient(self, e, g):
-        return g * e.outputs[0]
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return y
 
 
 @register
-class Log(_Unary):
-    name = "Log"
+class Log(Unary):
+    inplace_ufunc = np.log
     samples = (Sample("log", Arg.positive(2, "n")), Sample("log", Arg.positive()))
 
     def forward(self, x):
@@ -57,8 +52,7 @@ class Log(_Unary):
 
 
 @register
-class Log1p(_Unary):
-    name = "Log1p"
+class Log1p(Unary):
     samples = (Sample("log1p", Arg.float(2, "n", lo=-0.5)), Sample("log1p", Arg.float(lo=-0.5)))
 
     def forward(self, x):
@@ -69,81 +63,74 @@ class Log1p(_Unary):
 
 
 @register
-class Expm1(_Unary):
-    name = "Expm1"
+class Expm1(UnaryWithDerivative):
     samples = (Sample("expm1", Arg.float(2, "n")), Sample("expm1", Arg.float()))
 
     def forward(self, x):
         return np.expm1(x)
 
-    def gradient(self, e, g):
-        return g * (e.outputs[0] + 1)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return y + 1
 
 
 @register
-class Sqrt(_Unary):
-    name = "Sqrt"
+class Sqrt(UnaryWithDerivative):
+    inplace_ufunc = np.sqrt
+    fusion_code = fusion.SQRT
     samples = (Sample("sqrt", Arg.positive(2, "n")), Sample("sqrt", Arg.positive()))
 
     def forward(self, x):
         return np.sqrt(x)
 
-    def gradient(self, e, g):
-        return g * (0.5 / e.outputs[0])
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 0.5 / y
 
 
 @register
-class Rsqrt(_Unary):
-    name = "Rsqrt"
+class Rsqrt(UnaryWithDerivative):
     samples = (Sample("rsqrt", Arg.positive(2, "n")), Sample("rsqrt", Arg.positive()))
 
     def forward(self, x):
         return 1 / np.sqrt(x)
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (-0.5 * y * y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return -0.5 * y * y * y
 
 
 @register
-class Square(_Unary):
-    name = "Square"
+class Square(UnaryWithDerivative):
+    inplace_ufunc = np.multiply  # x * x: the replay passes x twice
+    fusion_code = fusion.SQUARE
+    scalar_expression = "{0} * {0}"
     samples = (Sample("square", Arg.float(2, "n")), Sample("square", Arg.float()))
 
     def forward(self, x):
         return x * x
 
-    def gradient(self, e, g):
-        return g * (2 * e.inputs[0])
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 2 * x
 
 
 @register
-class Abs(_Unary):
-    name = "Abs"
+class Abs(UnaryWithDerivative):
+    inplace_ufunc = np.abs
+    fusion_code = fusion.ABS
     samples = (Sample("abs", Arg.float(2, "n")), Sample("abs", Arg.float()))
 
     def forward(self, x):
         return np.abs(x)
 
-    def gradient(self, e, g):
-        return g * sign(e.inputs[0])
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Sign(x)
 
 
 @register
-class Sign(_Unary):
-    name = "Sign"
+class Sign(Unary):
     samples = (Sample("sign", Arg.float(2, "n")), Sample("sign", Arg.float()))
 
     def forward(self, x):
@@ -154,18 +141,16 @@ class Sign(_Unary):
 
 
 @register
-class Sin(_Unary):
-    name = "Sin"
+class Sin(UnaryWithDerivative):
+    inplace_ufunc = np.sin
     samples = (Sample("sin", Arg.float(2, "n")), Sample("sin", Arg.float()))
 
     def forward(self, x):
         return np.sin(x)
 
-    def gradient(self, e, g):
-        return g * cos(e.inputs[0])
-
-    def derivative(self, x, y):
-        return Cos.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Cos(x)
 
     def value_and_derivative(self, x):
         both = kernels.sincos(x)
@@ -173,18 +158,16 @@ class Sin(_Unary):
 
 
 @register
-class Cos(_Unary):
-    name = "Cos"
+class Cos(UnaryWithDerivative):
+    inplace_ufunc = np.cos
     samples = (Sample("cos", Arg.float(2, "n")), Sample("cos", Arg.float()))
 
     def forward(self, x):
         return np.cos(x)
 
-    def gradient(self, e, g):
-        return g * -sin(e.inputs[0])
-
-    def derivative(self, x, y):
-        return -Sin.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return -xp.Sin(x)
 
     def value_and_derivative(self, x):
         both = kernels.sincos(x)
@@ -192,59 +175,46 @@ class Cos(_Unary):
 
 
 @register
-class Tan(_Unary):
-    name = "Tan"
+class Tan(UnaryWithDerivative):
     samples = (Sample("tan", Arg.float(2, "n", lo=-1.2, hi=1.2)),
                Sample("tan", Arg.float(lo=-1.2, hi=1.2)))
 
     def forward(self, x):
         return np.tan(x)
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (1 + y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 1 + y * y
 
 
 @register
-class Asin(_Unary):
-    name = "Asin"
+class Asin(UnaryWithDerivative):
     samples = (Sample("asin", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("asin", Arg.float(lo=-0.8, hi=0.8)))
 
     def forward(self, x):
         return np.arcsin(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * rsqrt(1 - x * x)
-
-    def derivative(self, x, y):
-        return Rsqrt.forward(1 - x * x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Rsqrt(1 - x * x)
 
 
 @register
-class Acos(_Unary):
-    name = "Acos"
+class Acos(UnaryWithDerivative):
     samples = (Sample("acos", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("acos", Arg.float(lo=-0.8, hi=0.8)))
 
     def forward(self, x):
         return np.arccos(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * -rsqrt(1 - x * x)
-
-    def derivative(self, x, y):
-        return -Rsqrt.forward(1 - x * x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return -xp.Rsqrt(1 - x * x)
 
 
 @register
-class Atan(_Unary):
-    name = "Atan"
+class Atan(Unary):
     samples = (Sample("atan", Arg.float(2, "n")), Sample("atan", Arg.float()))
 
     def forward(self, x):
@@ -256,87 +226,69 @@ class Atan(_Unary):
 
 
 @register
-class Sinh(_Unary):
-    name = "Sinh"
+class Sinh(UnaryWithDerivative):
     samples = (Sample("sinh", Arg.float(2, "n")), Sample("sinh", Arg.float()))
 
     def forward(self, x):
         return np.sinh(x)
 
-    def gradient(self, e, g):
-        return g * cosh(e.inputs[0])
-
-    def derivative(self, x, y):
-        return Cosh.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Cosh(x)
 
 
 @register
-class Cosh(_Unary):
-    name = "Cosh"
+class Cosh(UnaryWithDerivative):
     samples = (Sample("cosh", Arg.float(2, "n")), Sample("cosh", Arg.float()))
 
     def forward(self, x):
         return np.cosh(x)
 
-    def gradient(self, e, g):
-        return g * sinh(e.inputs[0])
-
-    def derivative(self, x, y):
-        return Sinh.forward(x)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Sinh(x)
 
 
 @register
-class Tanh(_Unary):
-    name = "Tanh"
+class Tanh(UnaryWithDerivative):
+    inplace_ufunc = np.tanh
     samples = (Sample("tanh", Arg.float(2, "n")), Sample("tanh", Arg.float()))
 
     def forward(self, x):
         return np.tanh(x)
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (1 - y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return 1 - y * y
 
 
 @register
-class Asinh(_Unary):
-    name = "Asinh"
+class Asinh(UnaryWithDerivative):
     samples = (Sample("asinh", Arg.float(2, "n")), Sample("asinh", Arg.float()))
 
     def forward(self, x):
         return np.arcsinh(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * rsqrt(x * x + 1)
-
-    def derivative(self, x, y):
-        return Rsqrt.forward(x * x + 1)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Rsqrt(x * x + 1)
 
 
 @register
-class Acosh(_Unary):
-    name = "Acosh"
+class Acosh(UnaryWithDerivative):
     samples = (Sample("acosh", Arg.float(2, "n", lo=1.2, hi=3.0)),
                Sample("acosh", Arg.float(lo=1.2, hi=3.0)))
 
     def forward(self, x):
         return np.arccosh(x)
 
-    def gradient(self, e, g):
-        x = e.inputs[0]
-        return g * rsqrt(x * x - 1)
-
-    def derivative(self, x, y):
-        return Rsqrt.forward(x * x - 1)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return xp.Rsqrt(x * x - 1)
 
 
 @register
-class Atanh(_Unary):
-    name = "Atanh"
+class Atanh(Unary):
     samples = (Sample("atanh", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("atanh", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -349,22 +301,18 @@ class Atanh(_Unary):
 
 
 @register
-class Reciprocal(_Unary):
-    name = "Reciprocal"
+class Reciprocal(UnaryWithDerivative):
     samples = (Sample("reciprocal", Arg.positive(2, "n")), Sample("reciprocal", Arg.positive()))
 
     def forward(self, x):
         return 1 / x
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * -(y * y)
-
-    def derivative(self, x, y):
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
         return -(y * y)
 
 
-class _Rounding(_Unary):
+class _Rounding(Unary):
     """Piecewise constant: gradient zero almost everywhere (as TF)."""
 
     def gradient(self, e, g):
@@ -373,7 +321,6 @@ class _Rounding(_Unary):
 
 @register
 class Floor(_Rounding):
-    name = "Floor"
     samples = (Sample("floor", Arg.float(2, "n")), Sample("floor", Arg.float()))
 
     def forward(self, x):
@@ -382,7 +329,6 @@ class Floor(_Rounding):
 
 @register
 class Ceil(_Rounding):
-    name = "Ceil"
     samples = (Sample("ceil", Arg.float(2, "n")), Sample("ceil", Arg.float()))
 
     def forward(self, x):
@@ -391,20 +337,18 @@ class Ceil(_Rounding):
 
 @register
 class Round(_Rounding):
-    name = "Round"
     samples = (Sample("round", Arg.float(2, "n")), Sample("round", Arg.float()))
 
     def forward(self, x):
         return np.round(x)  # half to even, as TF
 
 
-class _Predicate(_Unary):
+class _Predicate(Unary):
     differentiable = False
 
 
 @register
 class IsNan(_Predicate):
-    name = "IsNan"
     samples = (Sample("is_nan", Arg.float(2, "n")), Sample("is_nan", Arg.float()))
 
     def forward(self, x):
@@ -413,7 +357,6 @@ class IsNan(_Predicate):
 
 @register
 class IsInf(_Predicate):
-    name = "IsInf"
     samples = (Sample("is_inf", Arg.float(2, "n")), Sample("is_inf", Arg.float()))
 
     def forward(self, x):
@@ -422,7 +365,6 @@ class IsInf(_Predicate):
 
 @register
 class IsFinite(_Predicate):
-    name = "IsFinite"
     samples = (Sample("is_finite", Arg.float(2, "n")), Sample("is_finite", Arg.float()))
 
     def forward(self, x):

@@ -62,7 +62,6 @@ def _off_diagonal(n, dtype):
 @register
 class Adjugate(Op):
     """adj(a) for square a (..., n, n): the transposed cofactor matrix."""
-    name = "Adjugate"
     max_size = 64  # the determinant's gradient uses the adjugate up to this n (n^3 values)
     pattern = patterns.batched(2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them

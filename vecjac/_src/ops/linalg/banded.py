@@ -71,7 +71,6 @@ def _solve_sample(lower, upper):
 class SolveBanded(Op):
     """x with A x = b, A banded in diagonal ordered form: ab (..., lower + upper + 1, M),
     b (..., M, K) -> (..., M, K); batch axes broadcast."""
-    name = "SolveBanded"
     samples = (Sample(_solve_sample(1, 1), Arg.float(3, "m", lo=-0.5, hi=0.5),
                       Arg.float("m", "k")),
                Sample(_solve_sample(1, 0), Arg.float(2, 2, 4, lo=-0.5, hi=0.5), Arg.float(4, 2)),

@@ -124,7 +124,6 @@ def _svd_tall_full(x):
 @register
 class Svd(Op):
     """(s, u, v) of a = u diag(s) v^T, TF's order; full_matrices as NumPy's."""
-    name = "Svd"
     n_outputs = 3
     pattern = patterns.batched(2, 1, 2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them
@@ -231,7 +230,6 @@ def _eigh_sample(x):
 @register
 class SelfAdjointEigV2(Op):
     """(e, v) of a symmetric matrix given by its lower triangle; e ascending."""
-    name = "SelfAdjointEigV2"
     pattern = patterns.batched(2, 1, 2)
     n_outputs = 2
     converter = elementwise
@@ -290,7 +288,6 @@ def _low_rank(b, c):
 @register
 class MatrixPinv(Op):
     """Moore-Penrose pseudo-inverse; singular values <= rcond * max(s) count as zero."""
-    name = "MatrixPinv"
     pattern = patterns.batched(2, 2)
     converter = elementwise
     samples = (Sample(lambda x: pinv(x + _spread(x.shape, x.dtype)), _noise("m", "n")),
@@ -352,7 +349,6 @@ def pinv(a, rcond=None, validate_args=False, name=None):
 class MatrixSolveLs(Op):
     """x minimizing |a x - b|^2 + l2 |x|^2 by the normal equations (full rank):
     x = (a^T a + l2 I)^-1 a^T b for m >= n, a^T (a a^T + l2 I)^-1 b for m < n."""
-    name = "MatrixSolveLs"
     pattern = patterns.batched(2, 2, 2)
     converter = elementwise
     samples = (Sample(lambda a, b: lstsq(a + _spread(a.shape, a.dtype), b),

@@ -74,7 +74,6 @@ def _einsum_np(arrays, inputs, output):
 
 @register
 class Einsum(Op):
-    name = "Einsum"
     pattern = patterns.contraction(_einsum_subscripts)
     jvp = multilinear
     samples = (Sample("einsum", "ij,jk->ik", Arg.float("m", 3), Arg.float(3, "n")),

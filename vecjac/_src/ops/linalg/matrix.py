@@ -109,7 +109,6 @@ def _solve_converter(op, cx, a, b, **attrs):
 # -- solve -------------------------------------------------------------------------------
 @register
 class MatrixSolve(Op):
-    name = "MatrixSolve"
     pattern = patterns.batched(2, 2, 2)
     samples = (Sample("solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("solve", Arg.square(2, 3, 3), Arg.float(3, "k"), adjoint=True),
@@ -151,7 +150,6 @@ def solve(matrix, rhs, adjoint=False, name=None):
 # -- triangular_solve --------------------------------------------------------------------
 @register
 class MatrixTriangularSolve(Op):
-    name = "MatrixTriangularSolve"
     pattern = patterns.batched(2, 2, 2)
     samples = (Sample("triangular_solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("triangular_solve", Arg.square(2, 3, 3), Arg.float(3, "k"), lower=False,
@@ -197,7 +195,6 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
 # -- inv, det, slogdet -------------------------------------------------------------------
 @register
 class MatrixInverse(Op):
-    name = "MatrixInverse"
     pattern = patterns.batched(2, 2)
     samples = (Sample("inv", Arg.square("n", "n")),
                Sample("inv", Arg.square(2, 3, 3), adjoint=True))
@@ -224,7 +221,6 @@ def inv(input, adjoint=False, name=None):
 
 @register
 class MatrixDeterminant(Op):
-    name = "MatrixDeterminant"
     pattern = patterns.batched(2, 0)
     samples = (Sample("det", Arg.square("n", "n")), Sample("det", Arg.square(2, 3, 3)))
     converter = elementwise
@@ -248,7 +244,6 @@ def det(input, name=None):
 
 @register
 class LogMatrixDeterminant(Op):
-    name = "LogMatrixDeterminant"
     pattern = patterns.batched(2, 0, 0)
     samples = (Sample("slogdet", Arg.square("n", "n")), Sample("slogdet", Arg.square(2, 3, 3)))
     n_outputs = 2
@@ -271,7 +266,6 @@ def slogdet(input, name=None):
 # -- cholesky ----------------------------------------------------------------------------
 @register
 class Cholesky(Op):
-    name = "Cholesky"
     pattern = patterns.batched(2, 2)
     # cholesky reads one triangle; its gradient is the symmetric one (as TF's), so the
     # samples feed it symmetric matrices a + a^T, for which both agree

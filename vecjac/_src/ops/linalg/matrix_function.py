@@ -39,7 +39,6 @@ def _frechet(a, e):
 
 @register
 class MatrixExponential(Op):
-    name = "MatrixExponential"
     samples = (Sample("scipy.linalg.expm", Arg.float("n", "n", lo=-1.0, hi=1.0)),
                # a batch, with 1-norms up to 6 (past the thresholds of the low Pade degrees)
                Sample("scipy.linalg.expm", Arg.float(2, 2, 2, lo=-3.0, hi=3.0),
@@ -61,7 +60,6 @@ class MatrixExponential(Op):
 
 @register
 class MatrixSquareRoot(Op):
-    name = "MatrixSquareRoot"
     samples = (Sample("scipy.linalg.sqrtm", Arg.spd("n", "n")),
                Sample("scipy.linalg.sqrtm", Arg.square(2, 3, 3)))
     converter = elementwise
@@ -91,7 +89,6 @@ class MatrixSquareRoot(Op):
 
 @register
 class SolveSylvester(Op):
-    name = "SolveSylvester"
     samples = (Sample("scipy.linalg.solve_sylvester", Arg.square("m", "m"),
                       Arg.square("n", "n"), Arg.float("m", "n")),
                Sample("scipy.linalg.solve_sylvester", Arg.square(2, 2, 2), Arg.square(3, 3),

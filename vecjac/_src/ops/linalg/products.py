@@ -18,11 +18,14 @@ from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_bool, broadcast_shape
+from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
+from vecjac._src.ops.array.indexing import GatherV2
 from vecjac._src.ops.array.shaping import Transpose, expand_dims, reshape, squeeze, transpose
 from vecjac._src.ops.elementwise.arithmetic import multiply, unbroadcast
 from vecjac._src.transforms.forward.rules import multilinear
-from vecjac._src.transforms.pfor import structured as structured_rules
+from vecjac._src.transforms.pfor.structured import (OuterStacked, finite, is_identity, is_onehot,
+                                                    note_finite_product, unravel)
 from vecjac._src.transforms.sparsity import patterns
 
 __all__ = ["matmul", "matrix_transpose"]  # einsum, tensordot: einsum_ops.py
@@ -71,7 +74,7 @@ def _einsum_subscripts(inputs, attrs):
 
 @register
 class MatMul(Op):
-    name = "MatMul"
+    fresh_output = True
     pattern = patterns.contraction(_matmul_subscripts)
     jvp = multilinear
     samples = (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n")),
@@ -80,7 +83,6 @@ class MatMul(Op):
                Sample("matmul", Arg.float(2, 3), Arg.float("n", 3), transpose_b=True))
     samples += (Sample("matmul", Arg.float("m", "k"), Arg.float("k", "n"), dim_range=(0, 3)),
                 Sample("matmul", Arg.float("n"), Arg.float("n")))  # vector @ vector
-    structured = structured_rules.matmul
 
     def forward(self, a, b):
         if a.shape[-1] == 1 and a.ndim >= 2 and b.ndim >= 2 and b.shape[-2] == 1:
@@ -90,6 +92,33 @@ class MatMul(Op):
             fast = kernels.column_times_row(a, b)
             return a * b if fast is None else fast
         return np.matmul(a, b)
+
+    def structured(self, cx, a, b):
+        """One-hot matrix times a loop-invariant matrix: a scaled row (or column) gather
+        instead of a dense (iters x i x j) @ (j x k) product."""
+        loop, n = cx.loop, cx.iters
+        if not all(finite(t) for t in (a, b) if not is_onehot(t, loop)):
+            return NotImplemented
+        lead = [t.lead for t in (a, b) if is_onehot(t, loop)]
+        if any(lead):
+            if not (is_onehot(a, loop) and a.lead == 1 and len(a.S) == 2
+                    and not cx.stacked[1] and b.ndim == 2):
+                return NotImplemented
+            # a_k = d_k x e_pos[k] (one-hot columns of the batch rows): a_k @ b is the outer
+            # product d_k x b[pos[k]], one pass instead of a GEMM over the seeds
+            rows = apply(GatherV2, b, Tensor(a.pos), axis=0, batch_dims=0)  # valid positions
+            return OuterStacked(a.d, rows, loop)  # (n, i, k), written by the next op
+        if is_onehot(a, loop) and not cx.stacked[1] and len(a.S) == 2 and b.ndim == 2:
+            r, c = unravel(a)                            # a_k = d_k e_r e_c^T
+            rows = apply(lib.ScaledRows, b, a.d, idx=c)  # row r of a_k @ b: (n, k)
+            return lib.scatter_rows(rows, r, a.S[0])     # (n, i, k)
+        if is_onehot(b, loop) and not cx.stacked[0] and len(b.S) == 2 and a.ndim == 2:
+            r, c = unravel(b)                            # b_k = d_k e_r e_c^T
+            cols = apply(lib.ScaledRows, transpose(a), b.d, idx=r)  # column c of a @ b_k
+            if b.S[1] == 1:
+                return reshape(cols, (n, a.shape[0], 1))  # matrix @ one-hot vector
+            return transpose(lib.scatter_rows(cols, c, b.S[1]), (0, 2, 1))
+        return NotImplemented
 
     def gradient(self, e, g):
         a, b = e.inputs
@@ -131,10 +160,8 @@ class MatVec(Op):
     broadcast). Its own primitive because a vector operand is the common case of
     forward mode and of pfor (a loop of vectors is a matrix): with a plain matrix, any
     stack of vectors is one GEMM (vectors @ a.T), with no reshape or transpose ops."""
-    name = "MatVec"
     pattern = patterns.contraction(_matvec_subscripts)
     jvp = multilinear
-    structured = structured_rules.matvec
     samples = (Sample("linalg.matvec", Arg.float("m", "n"), Arg.float("n")),
                Sample("linalg.matvec", Arg.float(2, "m", 3), Arg.float(3)),
                Sample("linalg.matvec", Arg.float(3, "n"), Arg.float(2, "n")),
@@ -148,6 +175,15 @@ class MatVec(Op):
             return a @ b
         return np.matmul(a, b[..., None])[..., 0]
 
+    def structured(self, cx, a, b):
+        """Loop-invariant matrix times one-hot vectors (a jacfwd tangent): a scaled column
+        gather, d_k a[:, pos_k], instead of a product with the dense seeds."""
+        loop = cx.loop
+        if not (is_onehot(b, loop) and not cx.stacked[0] and a.ndim == 2 and len(b.S) == 1
+                and not b.lead and finite(a)):
+            return NotImplemented
+        return apply(lib.ScaledRows, apply(Transpose, a, perm=(1, 0)), b.d, idx=b.pos)
+
     def stacked_forward(self, cx, a, b):
         # a plain matrix against stacked vectors: forward's one GEMM already covers
         # every iteration (the tangents of jacfwd through a linear model)
@@ -156,7 +192,7 @@ class MatVec(Op):
             return None
         av, bv = a._value, b._value
         if bv.shape[0] == av.shape[1] and bv.dtype == av.dtype and \
-                structured_rules.is_identity(bv) and structured_rules.finite(a):
+                is_identity(bv) and finite(a):
             # jacfwd's seeds e_k (one chunk): iteration k is column k of a, so the stacked
             # result is a transposed view, where the GEMM took 0.03 ms for 4000 x 8. A
             # NaN or inf in a would make the GEMM's other entries NaN (0 * inf), as in
@@ -174,7 +210,7 @@ class MatVec(Op):
             at = apply(Transpose, a, perm=tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
             # the forward proved a finite if it gave a finite product: the structured
             # rule of a Jacobian's one-hot g then skips its own pass over a
-            structured_rules.note_finite_product(at, b, e.outputs[0])
+            note_finite_product(at, b, e.outputs[0])
             gb = unbroadcast(apply(MatVec, at, g), b.shape)
         return ga, gb
 

@@ -88,7 +88,6 @@ def _diagonal(x):
 @register
 class Qr(Op):
     """(q, r) with a = q r (TF's tf.linalg.qr); full_matrices as TF's."""
-    name = "Qr"
     n_outputs = 2
     pattern = patterns.batched(2, 2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them

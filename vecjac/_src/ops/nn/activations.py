@@ -18,6 +18,7 @@ from vecjac._src.core.shapes import broadcast_shape, normalize_axes, normalize_a
 from vecjac._src.ops.array.creation import ones_like
 from vecjac._src.ops.array.shaping import reshape
 from vecjac._src.ops.elementwise.arithmetic import minimum, squared_difference
+from vecjac._src.ops.elementwise.family import ARRAYS, UnaryWithDerivative
 from vecjac._src.ops.elementwise.logic import cast, greater, less, logical_and, where
 from vecjac._src.ops.elementwise.special import erf
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
@@ -73,30 +74,23 @@ def _select(cond, a, b):
 
 # -- element-wise activations (op blocks) ------------------------------------------------
 @register
-class Sigmoid(Op):
-    name = "Sigmoid"
-    pattern = patterns.elementwise
-    jvp = self_adjoint
+class Sigmoid(UnaryWithDerivative):
     samples = (Sample("sigmoid", Arg.float(2, "n", lo=-5.0, hi=5.0)),
                Sample("sigmoid", Arg.float()))
-    converter = elementwise
 
     def forward(self, x):
         # exp of -|x| never overflows; each branch is exact on its own side
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
-    def gradient(self, e, g):
-        y = e.outputs[0]
-        return g * (y * (1 - y))  # one pass over the (possibly stacked) cotangent
-
-    def derivative(self, x, y):
-        return y * (1 - y)
+    @staticmethod
+    def dydx(x, y, xp=ARRAYS):
+        return y * (1 - y)  # the factor first: one pass over the (stacked) cotangent
 
 
 @register
 class Relu(Op):
-    name = "Relu"
+    fresh_output = True
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("relu", Arg.float(2, "n")), Sample("relu", Arg.float()))
@@ -113,7 +107,7 @@ class Relu(Op):
 @register
 class ReluGrad(Op):
     """g where the relu output is positive, else 0 (linear in g)."""
-    name = "ReluGrad"
+    fresh_output = True
     pattern = patterns.broadcasting
     jvp = linear_in(0)
     covered_by = "Relu"
@@ -130,7 +124,6 @@ class ReluGrad(Op):
 
 @register
 class Relu6(Op):
-    name = "Relu6"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("relu6", Arg.float(2, "n", lo=-2.0, hi=8.0)),
@@ -147,7 +140,6 @@ class Relu6(Op):
 
 @register
 class Elu(Op):
-    name = "Elu"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("elu", Arg.float(2, "n")), Sample("elu", Arg.float()))
@@ -170,7 +162,6 @@ class Elu(Op):
 
 @register
 class LeakyRelu(Op):
-    name = "LeakyRelu"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("leaky_relu", Arg.float(2, "n")),
@@ -187,7 +178,6 @@ class LeakyRelu(Op):
 
 @register
 class Softplus(Op):
-    name = "Softplus"
     pattern = patterns.elementwise
     jvp = self_adjoint
     samples = (Sample("softplus", Arg.float(2, "n", lo=-5.0, hi=5.0)),
@@ -284,7 +274,6 @@ swish = silu
 # -- softmax family ----------------------------------------------------------------------
 @register
 class Softmax(Op):
-    name = "Softmax"
     pattern = patterns.along_axis("axis")
     jvp = self_adjoint  # diag(y) - y y^T is symmetric
     samples = (Sample("softmax", Arg.float(2, "n")), Sample("softmax", Arg.float("n", 3), axis=0),
@@ -303,7 +292,6 @@ class Softmax(Op):
 
 @register
 class LogSoftmax(Op):
-    name = "LogSoftmax"
     pattern = patterns.along_axis("axis")
     samples = (Sample("log_softmax", Arg.float(2, "n")),
                Sample("log_softmax", Arg.float("n", 3), axis=0),

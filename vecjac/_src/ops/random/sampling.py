@@ -86,7 +86,6 @@ _NO_F32 = "random: every run draws anew"
 
 @register
 class RandomStandardNormal(Op):
-    name = "RandomStandardNormal"
     differentiable = False
     stateful = True
     samples = (Sample("normal", (2, 3), no_pfor=_NO_PFOR, no_f32=_NO_F32),)
@@ -98,7 +97,6 @@ class RandomStandardNormal(Op):
 
 @register
 class RandomUniform(Op):
-    name = "RandomUniform"
     differentiable = False
     stateful = True
     samples = (Sample("uniform", (3,), no_pfor=_NO_PFOR, no_f32=_NO_F32),)
@@ -109,7 +107,6 @@ class RandomUniform(Op):
 
 @register
 class RandomUniformInt(Op):
-    name = "RandomUniformInt"
     differentiable = False
     stateful = True
     samples = (Sample("uniform", (4,), minval=2, maxval=9, dtype="int64", no_pfor=_NO_PFOR,

@@ -1,5 +1,5 @@
 """Reductions over axes: sum, mean, max, min, prod, logsumexp, euclidean norm, any, all,
-argmax, argmin; and the scans cumsum / cumprod.
+argmax, argmin. The scans (cumsum, cumprod, cumulative_logsumexp): cumulative.py.
 
 Public functions normalize `axis` (int, list, None) to a sorted tuple of non-negative
 axes, or None for all axes, before the op runs; the converter shifts it past the loop
@@ -9,25 +9,22 @@ import math
 
 import numpy as np
 
-from vecjac._src.core.context import value_read
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_dtype, normalize_axes, normalize_axis, sum_as_product
-from vecjac._src.core.tensor import Tensor
-from vecjac._src.ops.array.shaping import (broadcast_to, expand_dims, reshape, stop_gradient,
-                                           transpose)
+from vecjac._src.ops.array.shaping import broadcast_to, reshape, stop_gradient, transpose
 from vecjac._src.ops.elementwise.logic import cast, equal, where
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
 from vecjac._src.ops.elementwise.unary import exp, is_finite, log, sqrt, square
 from vecjac._src.transforms.forward.rules import linear
-from vecjac._src.transforms.pfor import structured as structured_rules
-from vecjac._src.transforms.pfor.converters import axis_shift, reduction
+from vecjac._src.transforms.pfor.converters import reduction
+from vecjac._src.transforms.pfor.structured import is_onehot, unravel
 from vecjac._src.transforms.sparsity import patterns
 
 __all__ = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
            "reduce_logsumexp", "reduce_euclidean_norm", "reduce_any", "reduce_all", "argmax",
-           "argmin", "reduce_variance", "reduce_std", "cumsum", "cumprod"]
+           "argmin", "reduce_variance", "reduce_std"]
 
 
 def _int_dtype(x):
@@ -78,10 +75,8 @@ def _reduce(op, x, axis, keepdims, fn):
 
 @register
 class Sum(Op):
-    name = "Sum"
     pattern = patterns.reduction
     jvp = linear
-    structured = structured_rules.reduce_sum
     samples = (Sample("reduce_sum", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_sum", Arg.float(2, "n")),
                Sample("reduce_sum", Arg.float(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -92,13 +87,30 @@ class Sum(Op):
     def forward(self, x, axis, keepdims):
         return _sum(x, axis, keepdims)
 
+    def structured(self, cx, x, axis, keepdims):
+        """Sum of a one-hot value: d itself, or a one-hot value in the reduced shape."""
+        if not is_onehot(x, cx.loop):
+            return NotImplemented
+        rank, lead = len(x.S), x.lead
+        axes = set(range(rank)) if axis is None else set(axis)
+        if any(i < lead for i in axes):
+            return NotImplemented  # summing over the dense leading axes: not one-hot any more
+        kept = [i for i in range(lead, rank) if i not in axes]
+        shape = tuple(1 if i in axes else x.S[i] for i in range(rank)) if keepdims else \
+            tuple(x.S[i] for i in range(rank) if i not in axes)
+        if not kept:
+            return reshape(x.d, (cx.iters,) + shape)
+        idx = unravel(x)
+        pos = np.ravel_multi_index(tuple(idx[i - lead] for i in kept),
+                                   tuple(x.S[i] for i in kept))
+        return x.with_(pos=pos, shape=shape)
+
     def gradient(self, e, g):
         return _expand_back(g, e.inputs[0], e.attrs["axis"])
 
 
 @register
 class Mean(Op):
-    name = "Mean"
     pattern = patterns.reduction
     jvp = linear
     samples = (Sample("reduce_mean", Arg.float(2, "n", 3), axis=1),
@@ -137,7 +149,6 @@ class _Extremum(Op):
 
 @register
 class Max(_Extremum):
-    name = "Max"
     pattern = patterns.reduction
     samples = (Sample("reduce_max", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_max", Arg.float(2, "n")),
@@ -150,7 +161,6 @@ class Max(_Extremum):
 
 @register
 class Min(_Extremum):
-    name = "Min"
     pattern = patterns.reduction
     samples = (Sample("reduce_min", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_min", Arg.float(2, "n")),
@@ -163,7 +173,6 @@ class Min(_Extremum):
 
 @register
 class Any(Op):
-    name = "Any"
     samples = (Sample("reduce_any", Arg.bool(2, "n", 3), axis=1),
                Sample("reduce_any", Arg.bool(2, "n")),
                Sample("reduce_any", Arg.bool(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -177,7 +186,6 @@ class Any(Op):
 
 @register
 class All(Op):
-    name = "All"
     samples = (Sample("reduce_all", Arg.bool(2, "n", 3), axis=1),
                Sample("reduce_all", Arg.bool(2, "n")),
                Sample("reduce_all", Arg.bool(2, 3, "n"), axis=(0, 2), keepdims=True),
@@ -191,7 +199,6 @@ class All(Op):
 
 @register
 class Prod(Op):
-    name = "Prod"
     pattern = patterns.reduction
     samples = (Sample("reduce_prod", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_prod", Arg.float(3, "n", zeros=0.3), axis=(0, 1), keepdims=True),
@@ -217,8 +224,8 @@ class Prod(Op):
         size = int(math.prod(moved.shape[len(kept):]))
         rows = reshape(moved, lead + (size,))
         last = len(lead)
-        others = (cumprod(rows, last, exclusive=True) *
-                  cumprod(rows, last, exclusive=True, reverse=True))
+        others = (lib.cumprod(rows, last, exclusive=True) *  # cumulative.py imports this
+                  lib.cumprod(rows, last, exclusive=True, reverse=True))
         others = transpose(reshape(others, moved.shape), tuple(np.argsort(perm).tolist()))
         return _expand_back(g, x, axis) * others
 
@@ -345,7 +352,6 @@ class _ArgExtremum(Op):
 
 @register
 class ArgMax(_ArgExtremum):
-    name = "ArgMax"
     samples = (Sample("argmax", Arg.float(2, "n", 3), axis=1), Sample("argmax", Arg.float("n")))
 
     def forward(self, x, axis, output_type):
@@ -354,7 +360,6 @@ class ArgMax(_ArgExtremum):
 
 @register
 class ArgMin(_ArgExtremum):
-    name = "ArgMin"
     samples = (Sample("argmin", Arg.float(2, "n", 3), axis=-1), Sample("argmin", Arg.float("n")))
 
     def forward(self, x, axis, output_type):
@@ -381,115 +386,5 @@ def argmin(input, axis=None, output_type=np.int64, name=None):
     """Index of the smallest element along `axis` (default 0, as TF)."""
     return _arg(ArgMin, input, axis, output_type, "argmin")
 
-
-# -- scans -------------------------------------------------------------------------------
-def _scan_np(accumulate, x, axis, exclusive, reverse, identity):
-    if reverse:
-        x = np.flip(x, axis)
-    out = accumulate(x, axis=axis, dtype=_int_dtype(x))
-    if exclusive:  # shift by one along axis, the identity entering first
-        shifted = np.empty_like(out)
-        head = [slice(None)] * x.ndim
-        head[axis] = slice(0, 1)
-        body, prev = list(head), list(head)
-        body[axis], prev[axis] = slice(1, None), slice(0, -1)
-        shifted[tuple(head)] = identity
-        shifted[tuple(body)] = out[tuple(prev)]
-        out = shifted
-    return np.flip(out, axis) if reverse else out
-
-
-@register
-class Cumsum(Op):
-    name = "Cumsum"
-    pattern = patterns.scan
-    jvp = linear
-    samples = (Sample("cumsum", Arg.float(2, "n"), axis=1),
-               Sample("cumsum", Arg.float("n", 2), exclusive=True, reverse=True),
-               Sample("cumsum", Arg.float(2, "n"), axis=-1, exclusive=True))
-    samples += (Sample("cumsum", Arg.float("m", "n"), axis=1, dim_range=(0, 3)),)
-    converter = axis_shift("axis")
-
-    def forward(self, x, axis, exclusive, reverse):
-        return _scan_np(np.cumsum, x, axis, exclusive, reverse, 0)
-
-    def gradient(self, e, g):
-        a = e.attrs  # the adjoint of a scan is the scan in the other direction
-        return cumsum(g, a["axis"], exclusive=a["exclusive"], reverse=not a["reverse"])
-
-
-@register
-class Cumprod(Op):
-    name = "Cumprod"
-    pattern = patterns.scan
-    samples = (Sample("cumprod", Arg.float(2, "n"), axis=1),
-               Sample("cumprod", Arg.float("n", 3, zeros=0.3), exclusive=True),
-               Sample("cumprod", Arg.float(4, zeros=0.3), reverse=True),
-               Sample("cumprod", Arg.float(2, "n", zeros=0.3), axis=1, exclusive=True, reverse=True))
-    converter = axis_shift("axis")
-
-    def forward(self, x, axis, exclusive, reverse):
-        return _scan_np(np.cumprod, x, axis, exclusive, reverse, 1)
-
-    def gradient(self, e, g):
-        x, y = e.inputs[0], e.outputs[0]
-        axis, exclusive, reverse = e.attrs["axis"], e.attrs["exclusive"], e.attrs["reverse"]
-        # Looking at the values only picks between two exact formulas: without zeros,
-        # cumsum(g * y) / x (O(n)) equals the true gradient on a neighbourhood of x, so
-        # all its derivatives are right too; with zeros, the O(n^2) form below.
-        value_read(x, "internal", _has_zero)
-        if not _has_zero(x._value):
-            return cumsum(g * y, axis, exclusive=exclusive, reverse=not reverse) / x
-        return _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse)
-
-
-def _has_zero(v):
-    return bool(np.any(v == 0))
-
-
-def _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse):
-    """grad_i = sum_j [x_i enters y_j] g_j prod(x_k for k entering y_j, k != i)."""
-    n = x.shape[axis]
-    perm = tuple(i for i in range(x.ndim) if i != axis) + (axis,)
-    xt, gt = transpose(x, perm), transpose(g, perm)
-    last = x.ndim  # the new (..., i, k) layout has one more axis
-    i, j = np.arange(n)[:, None], np.arange(n)[None, :]
-    enters = {(False, False): i <= j, (True, False): i < j,
-              (False, True): i >= j, (True, True): i > j}[(exclusive, reverse)]
-    # without_i[..., i, k] = x_k, with x_i replaced by 1
-    without_i = where(Tensor(np.eye(n, dtype=bool)), 1, expand_dims(xt, -2))
-    partial = cumprod(without_i, last, exclusive=exclusive, reverse=reverse)
-    weights = Tensor(enters.astype(x.dtype)) * expand_dims(gt, -2)
-    grad = reduce_sum(partial * weights, axis=last)
-    return transpose(grad, tuple(np.argsort(perm).tolist()))
-
-
-def _scan(op, x, axis, exclusive, reverse, fn):
-    x = to_input(x, (), fn, "x")
-    if x.dtype.kind not in "iufc":
-        raise TypeError(f"{fn}: x must be a numeric (int, float or complex) tensor, got "
-                        f"dtype {x.dtype}")
-    if x.ndim == 0:
-        raise ValueError(f"{fn}: x must have rank >= 1, got a scalar")
-    axis = normalize_axis(axis, x.ndim, fn)
-    for arg, v in (("exclusive", exclusive), ("reverse", reverse)):
-        if not isinstance(v, (bool, np.bool_)):
-            raise TypeError(f"{fn}: {arg} must be a bool, got {v!r}")
-    return apply(op, x, axis=axis, exclusive=bool(exclusive), reverse=bool(reverse))
-
-
-def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
-    """Cumulative sum along `axis`; same shape as x.
-
-    exclusive: element k sums the elements before k (the first is 0); reverse: scan from
-    the end. cumsum([a, b, c], exclusive=True, reverse=True) = [b + c, c, 0].
-    """
-    return _scan(Cumsum, x, axis, exclusive, reverse, "cumsum")
-
-
-def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
-    """Cumulative product along `axis`; same shape as x (exclusive / reverse as cumsum,
-    the exclusive identity being 1). The gradient is exact where x contains zeros."""
-    return _scan(Cumprod, x, axis, exclusive, reverse, "cumprod")
 
 lib.publish(globals(), __all__)

@@ -133,7 +133,6 @@ class _SegmentExtremum(Op):
 
 @register
 class UnsortedSegmentMax(_SegmentExtremum):
-    name = "UnsortedSegmentMax"
     ufunc = np.maximum
     # ids: drawn ones (some dropped), then 0..k-1: no empty segment (whose lowest value
     # differs between float32 and float64)
@@ -146,7 +145,6 @@ class UnsortedSegmentMax(_SegmentExtremum):
 
 @register
 class UnsortedSegmentMin(_SegmentExtremum):
-    name = "UnsortedSegmentMin"
     ufunc = np.minimum
     samples = (Sample(lambda d, i: unsorted_segment_min(d, concat([i, np.arange(2)], 0), 2),
                       Arg.float(5), Arg.int(3, lo=-1, hi=2)),)

@@ -28,7 +28,6 @@ def _descending_key(x):
 
 @register
 class ArgSort(Op):
-    name = "ArgSort"
     differentiable = False
     converter = axis_shift("axis")
     samples = (Sample("sort", Arg.float(3, "n")),
@@ -45,7 +44,6 @@ class ArgSort(Op):
 
 @register
 class ArgPartition(Op):
-    name = "ArgPartition"
     differentiable = False
     converter = axis_shift("axis")
     samples = (Sample(lambda x: argpartition(x, (1,), -1), Arg.float(2, 4)),
@@ -59,7 +57,6 @@ class ArgPartition(Op):
 class SearchSorted(Op):
     """Insertion positions of `values` in the rows of `sorted_sequence` (..., m): values
     (..., k) with the same leading axes, or any shape when sorted_sequence is 1-D."""
-    name = "SearchSorted"
     differentiable = False
     samples = (Sample(lambda s, v: searchsorted(sort(s), v), Arg.float(2, "n"), Arg.float(2, 4)),
                Sample(lambda s, v: searchsorted(sort(s), v, side="right"), Arg.float("n"),

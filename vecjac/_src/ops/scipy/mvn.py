@@ -78,7 +78,6 @@ def _hessians(z, grad, parts, attrs):
 
 @register
 class MvnCdf(Op):
-    name = "MvnCdf"
     samples = (Sample(lambda z, c: apply(MvnCdf, z, c, maxpts=None, abseps=1e-5,
                                          releps=1e-5, seed=0),
                       Arg.float("n", 2), Arg.spd(2, 2, diff=False)),

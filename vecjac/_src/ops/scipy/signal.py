@@ -29,7 +29,6 @@ def _flip(x, batch):
 
 @register
 class Convolve(Op):
-    name = "Convolve"
     jvp = multilinear
     samples = (Sample("scipy.signal.convolve", Arg.float("n"), Arg.float(3)),
                Sample("scipy.signal.convolve", Arg.float(4, 3), Arg.float(2, "n"),

@@ -23,7 +23,7 @@ import numpy as np
 from vecjac._src.core.context import Transform, state
 from vecjac._src.core.dispatch import unborrow
 from vecjac._src.core.errors import _call_site
-from vecjac._src.core.registry import lib
+from vecjac._src.core.registry import is_builtin
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.variables import Variable
 
@@ -159,7 +159,8 @@ class Capture(Transform):
                 for o in outputs:
                     self._const(o)
                 return
-            if op is lib.Select and ins[0] in consts and self._select(ins, outputs[0]):
+            if op.selects_by_condition and ins[0] in consts and is_builtin(op) and \
+                    self._select(ins, outputs[0]):
                 return
         outs = tuple([self._new(o) for o in outputs])
         self.steps.append(Step("op", op, ins, attrs, outs))

@@ -29,10 +29,6 @@ from vecjac._src.transforms.function.fusion import Compiled, numba_module
 MIN_SIZE = 16384     # elements: smaller runs are _fusion's (or not worth a kernel)
 WARMUP_CALLS = 2
 _F64 = np.dtype(np.float64)
-_EXPRESSIONS = {"AddV2": "{0} + {1}", "Sub": "{0} - {1}", "Mul": "{0} * {1}",
-                "RealDiv": "{0} / {1}", "Neg": "-{0}", "Square": "{0} * {0}",
-                "SquaredDifference": "({0} - {1}) * ({0} - {1})",
-                "MulAdd": "{0} * {1} + {2} * {3}"}
 _names = itertools.count()
 
 
@@ -83,8 +79,8 @@ class Chain(Compiled):
 
 def _fits(step, meta, shape):
     """The output shape of `step` when it can join a chain (of `shape`, if given)."""
-    if step.kind != "op" or step.op.name not in _EXPRESSIONS or len(step.outs) != 1 \
-            or not is_builtin(step.op):
+    if step.kind != "op" or not is_builtin(step.op) or step.op.scalar_expression is None \
+            or len(step.outs) != 1:
         return None
     out_shape, dtype = meta[step.outs[0]]
     if dtype != _F64 or math.prod(out_shape) < MIN_SIZE or (shape and out_shape != shape):
@@ -183,7 +179,7 @@ def _source(run, ins, outs, meta, shape):
         if step.op.name == "Sum":
             sums[step.outs[0]] = step
             continue
-        expression = _EXPRESSIONS[step.op.name].format(*[read(s) for s in step.ins])
+        expression = step.op.scalar_expression.format(*[read(s) for s in step.ins])
         lines.append(f"{indent}v{step.outs[0]} = {expression}")
     for n, s in enumerate(outs):
         if s not in sums:

@@ -34,10 +34,10 @@ MIN_STEPS = 24       # shorter runs: the segment's own overhead (~5 us) outweigh
 MAX_SIZE = 4096      # elements: above, NumPy's vectorized loops beat an interpreted one
 WARMUP_CALLS = 2
 
-_ELEMENTWISE = {"AddV2": 0, "Sub": 1, "Mul": 2, "RealDiv": 3, "Neg": 4, "Square": 5,
-                "SquaredDifference": 6, "Sqrt": 7, "Abs": 8, "MulAdd": 9}
-_LAYOUT = {"Identity", "StopGradient", "Reshape", "Transpose", "BroadcastTo", "ConcatV2",
-           "Pack", "Unpack", "SplitV", "StridedSlice"}
+# The interpreter's instructions (the branches of _interpret_source, by number). An op
+# block names the one that computes its forward (`fusion_code = fusion.ADD`); pure layout
+# ops say `fusible_layout = True` (docs/op_block.md).
+ADD, SUB, MUL, DIV, NEG, SQUARE, SQUARED_DIFFERENCE, SQRT, ABS, MUL_ADD = range(10)
 _F64 = np.dtype(np.float64)
 _state = {"kernel": None, "broken": False, "numba": None}
 
@@ -191,9 +191,10 @@ class _Builder:
         if step.kind != "op":
             return False
         op, meta = step.op, self.meta
-        name = op.name
-        code = _ELEMENTWISE.get(name)
-        if (code is None and name not in _LAYOUT) or not is_builtin(op):
+        if not is_builtin(op):  # a user op (vj.defop "Mul") claims no built-in fact
+            return False
+        code = op.fusion_code
+        if code is None and not op.fusible_layout:
             return False
         for s in step.ins + step.outs:
             shape, dtype = meta[s]

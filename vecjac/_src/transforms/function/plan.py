@@ -185,14 +185,16 @@ def _schedule(steps, out_slots):
     return order
 
 
-# Element-wise ops whose forward is exactly this ufunc (Square: x * x), which may write
-# into a dead input's buffer instead of a fresh array: a large temporary reused while it
-# is in cache (0.09 against 0.15 ms for a 2 MB add), and no allocation.
-_UFUNCS = {"AddV2": np.add, "Sub": np.subtract, "Mul": np.multiply, "RealDiv": np.divide,
-           "Neg": np.negative, "Square": np.multiply, "Exp": np.exp, "Log": np.log,
-           "Sqrt": np.sqrt, "Sin": np.sin, "Cos": np.cos, "Tanh": np.tanh, "Abs": np.abs}
-# ops whose forward always returns a fresh array (never a view, a cached or shared one)
-_FRESH = set(_UFUNCS) | {"MatMul", "Relu", "ReluGrad"}
+# Element-wise ops whose forward is exactly a ufunc (`inplace_ufunc`) may write into a
+# dead input's buffer instead of a fresh array: a large temporary reused while it is in
+# cache (0.09 against 0.15 ms for a 2 MB add), and no allocation. Only into the output of
+# an op that always returns a fresh array (never a view, a cached or shared one).
+def _ufunc_of(op):
+    return op.inplace_ufunc if is_builtin(op) else None
+
+
+def _fresh(op):
+    return is_builtin(op) and (op.fresh_output or op.inplace_ufunc is not None)
 
 
 def _in_place(steps, capture, returned):
@@ -212,8 +214,7 @@ def _in_place(steps, capture, returned):
         for s in step.outs:
             producer[s] = step
     for k, step in enumerate(steps):
-        if step.kind != "op" or step.op.name not in _UFUNCS or len(step.outs) != 1 \
-                or not is_builtin(step.op):
+        if step.kind != "op" or _ufunc_of(step.op) is None or len(step.outs) != 1:
             continue
         out = step.outs[0]
         shape, dtype = meta[out]
@@ -221,8 +222,7 @@ def _in_place(steps, capture, returned):
             continue
         for s in dict.fromkeys(step.ins):
             p = producer.get(s)
-            if (p is None or p.kind != "op" or p.op.name not in _FRESH or not owned[s]
-                    or not is_builtin(p.op)
+            if (p is None or p.kind != "op" or not _fresh(p.op) or not owned[s]
                     or meta[s] != meta[out] or last.get(s) != k or s in returned):
                 continue
             if all(t == s or (t not in returned and last.get(t, -1) <= k)
@@ -327,8 +327,8 @@ def _generate(steps, inputs, outputs, consts, meta, name):
             call = f"f{k}({', '.join(args)})"
             outs = [slot(s) for s in step.outs]
             if step.into is not None:
-                ns[f"u{k}"] = _UFUNCS[step.op.name]
-                operands = args * 2 if step.op.name == "Square" else args
+                ufunc = ns[f"u{k}"] = step.op.inplace_ufunc
+                operands = args * (ufunc.nin // len(args))  # Square: multiply(x, x)
                 lines.append(f"    {outs[0]} = u{k}({', '.join(operands)}, "
                              f"out={slot(step.into)})")
             elif step.op.name == "Fused":  # a tuple of ndarrays

@@ -12,7 +12,10 @@ they are, every other stacked input as a plain stacked Tensor (like a converter)
 returns a structured value, a plain stacked Tensor, or NotImplemented. Any op without
 such a rule simply sees the dense value: `_plain` materializes it on first use.
 So "one-hot rows times a vector" stays a diagonal (Mul), a diagonal times a matrix is a
-row gather and scaling (MatMul), and a sum of one-hot rows is just d (Sum).
+row gather and scaling (MatMul), and a sum of one-hot rows is just d (Sum). This module
+holds the structured kinds, their helpers, and the family rules that several ops share
+(passthrough, map_d, add_like, scale, scale_by); a rule of one op alone is a method of its
+block (MatMul.structured, MatVec.structured, Sum.structured).
 
 The seeds of a batch Jacobian are one-hot *columns*: iteration k is column pos[k] of
 every example. `lead` leading axes of S (the batch) are then held densely in d, of shape
@@ -242,7 +245,7 @@ def unravel(x):
     return np.unravel_index(x.pos, trailing) if trailing else ()
 
 
-# -- rules, referenced from the op blocks (`structured = structured_rules.X`) -------------
+# -- family rules, referenced from the op blocks (`structured = structured_rules.X`) ------
 def passthrough(op, cx, x, **attrs):
     """Identity-like ops (Identity, Reshape to a same-size shape): the structure carries."""
     if not is_onehot(x, cx.loop):
@@ -359,63 +362,6 @@ def _scale_outer(cx, x, y):
         except ValueError:
             return NotImplemented
     return apply(lib.OuterRowsScaled, o.d, o.r, v)
-
-
-def reduce_sum(op, cx, x, axis, keepdims):
-    """Sum of a one-hot value: d itself, or a one-hot value in the reduced shape."""
-    if not is_onehot(x, cx.loop):
-        return NotImplemented
-    rank, lead = len(x.S), x.lead
-    axes = set(range(rank)) if axis is None else set(axis)
-    if any(i < lead for i in axes):
-        return NotImplemented  # summing over the dense leading axes: not one-hot any more
-    kept = [i for i in range(lead, rank) if i not in axes]
-    shape = tuple(1 if i in axes else x.S[i] for i in range(rank)) if keepdims else \
-        tuple(x.S[i] for i in range(rank) if i not in axes)
-    if not kept:
-        return lib.reshape(x.d, (cx.iters,) + shape)
-    idx = unravel(x)
-    pos = np.ravel_multi_index(tuple(idx[i - lead] for i in kept),
-                               tuple(x.S[i] for i in kept))
-    return x.with_(pos=pos, shape=shape)
-
-
-def matmul(op, cx, a, b):
-    """One-hot matrix times a loop-invariant matrix: a scaled row (or column) gather
-    instead of a dense (iters x i x j) @ (j x k) product."""
-    loop, n = cx.loop, cx.iters
-    if not all(finite(t) for t in (a, b) if not is_onehot(t, loop)):
-        return NotImplemented
-    lead = [t.lead for t in (a, b) if is_onehot(t, loop)]
-    if any(lead):
-        if not (is_onehot(a, loop) and a.lead == 1 and len(a.S) == 2
-                and not cx.stacked[1] and b.ndim == 2):
-            return NotImplemented
-        # a_k = d_k x e_pos[k] (one-hot columns of the batch rows): a_k @ b is the outer
-        # product d_k x b[pos[k]], one pass instead of a GEMM over the seeds
-        rows = apply(lib.GatherV2, b, Tensor(a.pos), axis=0, batch_dims=0)  # valid positions
-        return OuterStacked(a.d, rows, loop)  # (n, i, k), written by the next op
-    if is_onehot(a, loop) and not cx.stacked[1] and len(a.S) == 2 and b.ndim == 2:
-        r, c = unravel(a)                                   # a_k = d_k e_r e_c^T
-        rows = apply(lib.ScaledRows, b, a.d, idx=c)             # row r of a_k @ b: (n, k)
-        return lib.scatter_rows(rows, r, a.S[0])                # (n, i, k)
-    if is_onehot(b, loop) and not cx.stacked[0] and len(b.S) == 2 and a.ndim == 2:
-        r, c = unravel(b)                                   # b_k = d_k e_r e_c^T
-        cols = apply(lib.ScaledRows, lib.transpose(a), b.d, idx=r)  # column c of a @ b_k: (n, i)
-        if b.S[1] == 1:
-            return lib.reshape(cols, (n, a.shape[0], 1))        # matrix @ one-hot vector
-        return lib.transpose(lib.scatter_rows(cols, c, b.S[1]), (0, 2, 1))
-    return NotImplemented
-
-
-def matvec(op, cx, a, b):
-    """Loop-invariant matrix times one-hot vectors (a jacfwd tangent): a scaled column
-    gather, d_k a[:, pos_k], instead of a product with the dense seeds."""
-    loop = cx.loop
-    if not (is_onehot(b, loop) and not cx.stacked[0] and a.ndim == 2 and len(b.S) == 1
-            and not b.lead and finite(a)):
-        return NotImplemented
-    return apply(lib.ScaledRows, apply(lib.Transpose, a, perm=(1, 0)), b.d, idx=b.pos)
 
 
 def scale_by(factor_fn):
