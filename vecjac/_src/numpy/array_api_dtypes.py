@@ -171,9 +171,9 @@ def _finfo(type, /):  # noqa: A002 (the standard's parameter name)
     dt = dtype_of(type, "finfo: type")
     if dt.kind not in "fc":
         raise ValueError(f"finfo: expected a floating dtype, got {dt}")
-    f = np.finfo(dt)
+    f = np.finfo(dt)  # of a complex dtype: of its real and imaginary parts
     return finfo_object(int(f.bits), float(f.eps), float(f.max), float(f.min),
-                        float(f.smallest_normal), dt)
+                        float(f.smallest_normal), f.dtype)
 
 
 @standard("iinfo")

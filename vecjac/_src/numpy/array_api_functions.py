@@ -11,7 +11,7 @@ without a vecjac op when a transform follows a floating input.
 import numpy as np
 
 from vecjac._src.core.tensor import Tensor
-from vecjac._src.numpy.array_api_dtypes import dtype_of, standard
+from vecjac._src.numpy.array_api_dtypes import dtype_of, promote, standard
 from vecjac._src.numpy.array_api_elementwise import as_tensor, operand, wrap
 from vecjac._src.ops.elementwise import logic as _lo
 
@@ -102,14 +102,14 @@ def _cast(x, dtype):
 def _sum(x, /, *, axis=None, dtype=None, keepdims=False):
     x = as_tensor(x, "sum: x")
     dt = _accumulator_dtype(x, dtype, "sum")
-    return wrap(np.sum(_cast(x, dt), axis=_axis_arg(axis), keepdims=keepdims))
+    return wrap(np.sum(_cast(x, dt), axis=_axis_arg(axis), dtype=dt, keepdims=keepdims))
 
 
 @standard("prod")
 def _prod(x, /, *, axis=None, dtype=None, keepdims=False):
     x = as_tensor(x, "prod: x")
     dt = _accumulator_dtype(x, dtype, "prod")
-    return wrap(np.prod(_cast(x, dt), axis=_axis_arg(axis), keepdims=keepdims))
+    return wrap(np.prod(_cast(x, dt), axis=_axis_arg(axis), dtype=dt, keepdims=keepdims))
 
 
 def _reduction(name, fn):
@@ -146,8 +146,9 @@ def _cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
             raise ValueError(f"cumulative_sum: axis is needed for an array of more than one "
                              f"dimension, got shape {x.shape}")
         axis = 0
-    x = _cast(x, _accumulator_dtype(x, dtype, "cumulative_sum"))
-    sums = wrap(np.cumsum(x, axis=axis))
+    dt = _accumulator_dtype(x, dtype, "cumulative_sum")
+    x = _cast(x, dt)
+    sums = wrap(np.cumsum(x, axis=axis, dtype=dt))
     if include_initial:
         shape = list(x.shape)
         shape[axis] = 1
@@ -182,9 +183,16 @@ def _take(x, indices, /, *, axis=None):
 
 
 # -- linear algebra ------------------------------------------------------------------------------
+def _promoted(x1, x2, name):
+    """Both operands as Tensors of their common dtype (vecjac's products need one dtype)."""
+    x1, x2 = as_tensor(x1, f"{name}: x1"), as_tensor(x2, f"{name}: x2")
+    dt = promote([x1.dtype, x2.dtype], name)
+    return _cast(x1, dt), _cast(x2, dt)
+
+
 @standard("matmul")
 def _matmul(x1, x2, /):
-    return wrap(np.matmul(as_tensor(x1, "matmul: x1"), as_tensor(x2, "matmul: x2")))
+    return wrap(np.matmul(*_promoted(x1, x2, "matmul")))
 
 
 @standard("matrix_transpose")
@@ -198,12 +206,23 @@ def _matrix_transpose(x, /):
 
 @standard("tensordot")
 def _tensordot(x1, x2, /, *, axes=2):
-    return wrap(np.tensordot(as_tensor(x1, "tensordot: x1"), as_tensor(x2, "tensordot: x2"),
-                             axes=axes))
+    return wrap(np.tensordot(*_promoted(x1, x2, "tensordot"), axes=axes))
 
 
 @standard("vecdot")
 def _vecdot(x1, x2, /, *, axis=-1):
-    x1, x2 = as_tensor(x1, "vecdot: x1"), as_tensor(x2, "vecdot: x2")
-    return wrap(np.linalg.vecdot(x1, x2, axis=axis))
-
+    """The dot products of x1 and x2 along `axis` (the other axes broadcast; the contracted
+    one must have one length in both, as the standard says: no broadcasting there)."""
+    x1, x2 = _promoted(x1, x2, "vecdot")
+    if x1.dtype.kind == "c":  # the standard conjugates x1 (complex: NumPy, no derivative)
+        x1 = wrap(np.conjugate(x1))
+    nd = max(x1.ndim, x2.ndim)
+    last = axis - nd if axis >= 0 else axis  # counted from the end in both operands
+    if not -min(x1.ndim, x2.ndim) <= last < 0:
+        raise ValueError(f"vecdot: axis {axis} is out of range for shapes {x1.shape} and "
+                         f"{x2.shape}")
+    if x1.shape[last] != x2.shape[last]:
+        raise ValueError(f"vecdot: the contracted axis {axis} has length {x1.shape[last]} in "
+                         f"x1 and {x2.shape[last]} in x2")
+    # (vecjac's sum widens small integers; the standard keeps the operands' dtype)
+    return _cast(wrap(np.linalg.vecdot(x1, x2, axis=last)), x1.dtype)

@@ -2,6 +2,8 @@
 vj.Variable: `__array_namespace__`, `device`, `to_device`, `mT`, `__dlpack__`,
 `__dlpack_device__`, the shift operators, and bitwise `&`, `|`, `^`, `~` on integers.
 
+A scalar boolean index (`x[True]`) is added to `x[key]`.
+
 Tensor's operators come from vecjac/_src/composites/operators.py, where `&`, `|`, `^` and
 `~` are the logical ops (TF's meaning, for bool tensors); on integer operands those would
 give a bool truth value where NumPy and the standard give the bitwise result, so here they
@@ -74,7 +76,27 @@ def _invert(x):
     return _namespace.bitwise_invert(x) if x.dtype.kind in "iu" else _logical_not(x)
 
 
+_getitem = Tensor.__getitem__
+
+
+def _scalar_bool(key):
+    if isinstance(key, (bool, np.bool_)):
+        return True
+    return isinstance(key, (Tensor, Variable, np.ndarray)) and key.shape == () and \
+        key.dtype == np.bool_
+
+
+def getitem(x, key):
+    """x[key], and x[True] / x[False] (a scalar boolean index: x with a new first axis of
+    length 1 or 0, as NumPy and the standard have it)."""
+    if type(key) is not int and _scalar_bool(key):  # (x[i] is the hot path: ODE states)
+        expanded = _getitem(as_tensor(x, "x[key]"), None)
+        return expanded if bool(key) else _getitem(expanded, slice(0, 0))
+    return _getitem(x, key)
+
+
 _ATTRIBUTES = {
+    "__getitem__": getitem,
     "__array_namespace__": array_namespace,
     "device": property(lambda self: CPU),
     "to_device": to_device,
