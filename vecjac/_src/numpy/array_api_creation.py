@@ -90,8 +90,8 @@ def _full(shape, fill_value, *, dtype=None, device=None):
         fill = fill if dtype is None else _asarray(fill, dtype=dtype)
         return wrap(np.broadcast_to(fill, _shape_arg(shape, "full")))
     dt = _dtype_arg(dtype, "full")
-    if dt is None and type(fill_value) not in (bool, int, float):
-        raise TypeError(f"full: fill_value must be a bool, int or float, got "
+    if dt is None and type(fill_value) not in (bool, int, float, complex):
+        raise TypeError(f"full: fill_value must be a bool, int, float or complex, got "
                         f"{type(fill_value).__name__}")
     return Tensor(np.full(_shape_arg(shape, "full"), fill_value, dtype=dt))
 
@@ -125,6 +125,8 @@ def _eye(n_rows, n_cols=None, /, *, k=0, dtype=None, device=None):
 @standard("from_dlpack")
 def _from_dlpack(x, /, *, device=None, copy=None):
     check_device(device, "from_dlpack")
+    if isinstance(x, (Tensor, Variable)):  # vecjac's own: the same immutable value
+        return as_tensor(x, "from_dlpack: x")
     if copy is False:
         raise ValueError("from_dlpack: copy=False, but a vecjac Tensor owns its memory "
                          "(it is immutable): the data is always copied")

@@ -115,13 +115,39 @@ def promote(dtypes, name):
     return result
 
 
+_SCALAR_DEFAULTS = {bool: "bool", int: "int64", float: "float64", complex: "complex128"}
+
+
 @standard("result_type")
 def _result_type(*arrays_and_dtypes):
-    """The dtype the standard's promotion table gives these arrays and dtypes."""
+    """The dtype the standard's promotion table gives these arrays and dtypes. Python
+    scalars (allowed from the standard's 2024.12 on, and used so by SciPy) are weak: they
+    take the arrays' dtype within its kind (float32 with 1.0 is float32), and alone give
+    the default dtype of their kind; an int or float scalar with arrays of a lower kind
+    gives the default dtype of the scalar's kind (int8 with 1.0 is float64, as in NumPy)."""
     if not arrays_and_dtypes:
         raise ValueError("result_type: at least one array or dtype is needed")
-    dts = [dtype_of(x, f"result_type: argument {k}") for k, x in enumerate(arrays_and_dtypes)]
-    return promote(dts, "result_type")
+    scalars = [x for x in arrays_and_dtypes if type(x) in _SCALAR_DEFAULTS]
+    dts = [dtype_of(x, f"result_type: argument {k}") for k, x in enumerate(arrays_and_dtypes)
+           if type(x) not in _SCALAR_DEFAULTS]
+    if not dts:
+        dts = [np.dtype(_SCALAR_DEFAULTS[type(scalars[0])])]
+        scalars = scalars[1:]
+    result = promote(dts, "result_type")
+    for scalar in scalars:
+        result = _with_scalar(result, type(scalar))
+    return result
+
+
+def _with_scalar(dt, scalar_type):
+    order = "biufc"  # bool < integers < real floating < complex floating
+    rank = {bool: 0, int: 1, float: 3, complex: 4}[scalar_type]
+    kind_rank = 1 if dt.kind in "iu" else order.index(dt.kind)
+    if rank <= kind_rank:
+        return dt
+    if scalar_type is complex and dt.kind == "f":
+        return np.dtype(f"complex{16 * dt.itemsize}")
+    return np.dtype(_SCALAR_DEFAULTS[scalar_type])
 
 
 @standard("can_cast")

@@ -64,8 +64,7 @@ for _name, _ufunc in [
         ("abs", np.absolute), ("acos", np.arccos), ("acosh", np.arccosh), ("asin", np.arcsin),
         ("asinh", np.arcsinh), ("atan", np.arctan), ("atanh", np.arctanh),
         ("bitwise_invert", np.invert), ("cos", np.cos), ("cosh", np.cosh), ("exp", np.exp),
-        ("expm1", np.expm1), ("isfinite", np.isfinite), ("isinf", np.isinf),
-        ("isnan", np.isnan), ("log", np.log), ("log1p", np.log1p), ("log2", np.log2),
+        ("expm1", np.expm1), ("log", np.log), ("log1p", np.log1p), ("log2", np.log2),
         ("log10", np.log10), ("logical_not", np.logical_not), ("negative", np.negative),
         ("positive", np.positive), ("sign", np.sign), ("signbit", np.signbit),
         ("sin", np.sin), ("sinh", np.sinh), ("square", np.square), ("sqrt", np.sqrt),
@@ -101,7 +100,22 @@ for _name, _ufunc in [("ceil", np.ceil), ("floor", np.floor), ("round", np.rint)
     _rounding(_name, _ufunc)
 
 
-# real dtypes only (vecjac has no complex support yet): conj and real are x, imag is zero
+def _predicate(name, ufunc):
+    """isnan / isinf / isfinite. vecjac's predicates take real tensors; of a complex x NumPy
+    judges the value (a bool result: no derivative to lose)."""
+    def fn(x, /):
+        x = as_tensor(x, f"{name}: x")
+        if x.dtype.kind == "c":
+            return Tensor(ufunc(x.numpy()))
+        return wrap(ufunc(x))
+    standard(name)(fn)
+
+
+for _name, _ufunc in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
+    _predicate(_name, _ufunc)
+
+
+# conj, real and imag: vecjac's complex Tensors compute but are not differentiated
 @standard("conj")
 def _conj(x, /):
     return wrap(np.conjugate(as_tensor(x, "conj: x")))

@@ -86,12 +86,27 @@ def _scalar_bool(key):
         key.dtype == np.bool_
 
 
+def _empty_mask(x, key):
+    """A boolean mask with an axis of length 0 over axes of x of any length (the suite of
+    the standard accepts it): it selects nothing."""
+    if not isinstance(key, (Tensor, Variable, np.ndarray)) or key.dtype != np.bool_ or \
+            0 not in key.shape or key.ndim > len(x.shape):
+        return False
+    return all(k in (s, 0) for k, s in zip(key.shape, x.shape))
+
+
 def getitem(x, key):
     """x[key], and x[True] / x[False] (a scalar boolean index: x with a new first axis of
-    length 1 or 0, as NumPy and the standard have it)."""
-    if type(key) is not int and _scalar_bool(key):  # (x[i] is the hot path: ODE states)
+    length 1 or 0, as NumPy and the standard have it), and masks of an empty axis."""
+    if type(key) is int:  # the hot path (an ODE state's component)
+        return _getitem(x, key)
+    if _scalar_bool(key):
         expanded = _getitem(as_tensor(x, "x[key]"), None)
         return expanded if bool(key) else _getitem(expanded, slice(0, 0))
+    if _empty_mask(x, key):
+        x = as_tensor(x, "x[key]")
+        rows = _namespace.reshape(x, (-1,) + tuple(x.shape[key.ndim:]))
+        return _getitem(rows, slice(0, 0))
     return _getitem(x, key)
 
 
