@@ -132,6 +132,14 @@ def test_namespace_functions_differentiate(name, f):
     check_grads(f, [A], order=1, modes=("rev", "fwd"))
 
 
+@pytest.mark.parametrize("name,f", FUNCTIONS[:5], ids=[name for name, _ in FUNCTIONS[:5]])
+def test_namespace_functions_vectorize(name, f):
+    batch = np.stack([A, 2 * A, -A])
+    mapped = vj.vectorized_map(f, vj.constant(batch)).numpy()
+    for k in range(len(batch)):
+        np.testing.assert_allclose(mapped[k], f(vj.constant(batch[k])).numpy(), rtol=1e-12)
+
+
 def test_gradient_through_the_namespace_of_the_argument():
     def loss(x):
         space = x.__array_namespace__()
