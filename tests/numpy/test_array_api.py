@@ -153,6 +153,9 @@ def test_functions_without_a_derivative_refuse_under_a_transform():
     # the set functions are NumPy's: a derivative through them would silently be zero
     with pytest.raises(TypeError, match="unique"):
         vj.grad(lambda x: xp.sum(xp.unique_values(x)))(A)
+    # complex values compute (here rounded by NumPy) but are not differentiated
+    with pytest.raises(TypeError, match="complex"):
+        vj.grad(lambda x: xp.sum(xp.real(xp.round(xp.astype(x, xp.complex128)))))(A)
 
 
 # -- SciPy's array API code on Tensors (SCIPY_ARRAY_API=1, set before SciPy is imported) ----------

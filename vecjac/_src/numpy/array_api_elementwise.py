@@ -16,6 +16,7 @@ import numpy as np
 from vecjac._src.core.tensor import Tensor, as_array
 from vecjac._src.core.variables import Variable
 from vecjac._src.numpy.array_api_dtypes import standard
+from vecjac._src.numpy.dispatch import _numpy_fallback as numpy_fallback
 
 _SCALARS = (bool, int, float)
 
@@ -86,11 +87,20 @@ for _name, _ufunc in [
     _binary(_name, _ufunc)
 
 
+def complex_by_numpy(ufunc, x, name):
+    """ufunc of a complex Tensor computed by NumPy (vecjac's op takes real x), through the
+    dispatch's fallback: vecjac differentiates no complex value, and a transform or tape
+    that follows x refuses or warns as for any NumPy function without a vecjac op."""
+    return wrap(numpy_fallback(ufunc, f"xp.{name}", (x,), {}, "a complex array"))
+
+
 def _rounding(name, ufunc):
     def fn(x, /):
         x = as_tensor(x, f"{name}: x")
         if x.dtype.kind in "biu":  # integers are already whole: the standard returns x
             return x
+        if x.dtype.kind == "c":  # (round only: the others take real x)
+            return complex_by_numpy(ufunc, x, name)
         return wrap(ufunc(x))
     standard(name)(fn)
 
