@@ -28,6 +28,7 @@ from vecjac._src.core.memory import set_memory_budget  # noqa: E402
 from vecjac._src.core.registry import defop  # noqa: E402
 from vecjac._src import all_ops as _all_ops  # noqa: E402,F401  (loads the op library)
 from vecjac._src.numpy.dispatch import array_function as _array_function  # noqa: E402,F401
+from vecjac._src.numpy.array_api_object import array_namespace as _array_namespace  # noqa: E402,F401
 from vecjac._src.transforms.tape.tape import GradientTape  # noqa: E402
 from vecjac._src.transforms.tape.jacobians import InteractingExamplesWarning  # noqa: E402
 from vecjac._src.transforms.tape.gradients import (RegisterGradient, custom_gradient,  # noqa: E402
