@@ -20,6 +20,7 @@ or ill-conditioned (reciprocal condition estimate below RCOND_MIN) raises ValueE
 naming the function, the residual norm and the condition estimate.
 """
 import importlib
+import warnings
 
 import numpy as np
 
@@ -160,7 +161,8 @@ def _jacobian(problem, e):
         values = tape.jacobian(r, x, unconnected_gradients="zero")
     norm = float(np.max(np.linalg.norm(np.asarray(r._value).reshape(-1, x.shape[-1]), axis=1)))
     if not np.all(converged):
-        message = problem.messages.get(np.asarray(x._value).tobytes(), "did not converge")
+        message = " ".join(str(problem.messages.get(np.asarray(x._value).tobytes(),
+                                                   "did not converge")).split())
         raise ValueError(f"{problem.what}: the solver did not converge on "
                          f"{problem.fun_name} ({message}; residual norm {norm:.3g}): its "
                          "output has no derivative")
@@ -184,7 +186,9 @@ def _rcond(problem, values):
     for a in values.reshape(-1, n, n):
         if not np.all(np.isfinite(a)):
             return 0.0
-        lu, _ = linalg.lu_factor(a, check_finite=False)
+        with warnings.catch_warnings():  # an exactly singular factor: reported as rcond 0
+            warnings.simplefilter("ignore")
+            lu, _ = linalg.lu_factor(a, check_finite=False)
         rcond, _ = linalg.lapack.dgecon(lu, np.abs(a).sum(axis=0).max(), norm="1")
         worst = min(worst, rcond)
     return worst

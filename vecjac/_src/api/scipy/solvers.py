@@ -62,6 +62,12 @@ def _vector(y, what, fname):
     return reshape(y, (-1,))
 
 
+def _start(x0):
+    """x0's value: the solution does not depend on it (its derivative is zero), so a
+    Tensor x0 that a tape follows is read as a constant."""
+    return x0._value if isinstance(x0, Tensor) else x0
+
+
 def _constants(arrays):
     return [Tensor(np.asarray(a)) for a in arrays]
 
@@ -96,7 +102,7 @@ def root(fun, x0, args=(), method="hybr", jac=None, tol=None, callback=None, opt
     sparse = _check_sparse(sparse, what)
     if not isinstance(method, str):
         raise TypeError(f"{what}: method must be a string, got {method!r}")
-    x0 = as_x(x0, "optimize.root", "x0")
+    x0 = as_x(_start(x0), "optimize.root", "x0")
     params, rebuild = split_args(args, what)
     fname = _name(fun)
 
@@ -131,7 +137,7 @@ def fixed_point(func, x0, args=(), xtol=1e-8, maxiter=500, method="del2", sparse
     check_f(func, "optimize.fixed_point")
     sparse = _check_sparse(sparse, what)
     try:
-        start = np.array(x0, dtype=np.float64)
+        start = np.array(_start(x0), dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: x0 must be a float array ({e})") from None
     shape = start.shape
@@ -173,7 +179,7 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
     if jac not in (None, True):
         raise ValueError(f"{what}: jac is supplied by vecjac; do not pass it (got {jac!r})")
     sparse = _check_sparse(sparse, what)
-    x0 = as_x(x0, "optimize.minimize", "x0")
+    x0 = as_x(_start(x0), "optimize.minimize", "x0")
     params, rebuild = split_args(args, what)
     fname = _name(fun)
     extra = {k: v for k, v in (("hess", hess), ("hessp", hessp), ("bounds", bounds),
@@ -230,7 +236,7 @@ def least_squares(fun, x0, jac=None, bounds=None, method="trf", ftol=1e-8, xtol=
     if jac is not None:
         raise ValueError(f"{what}: jac is supplied by vecjac; do not pass it (got {jac!r})")
     sparse = _check_sparse(sparse, what)
-    x0 = as_x(x0, "optimize.least_squares", "x0")
+    x0 = as_x(_start(x0), "optimize.least_squares", "x0")
     kwargs = {} if kwargs is None else kwargs
     if not isinstance(kwargs, dict):
         raise TypeError(f"{what}: kwargs must be a dict, got {type(kwargs).__name__}")
@@ -239,7 +245,7 @@ def least_squares(fun, x0, jac=None, bounds=None, method="trf", ftol=1e-8, xtol=
     fname = _name(fun)
 
     def residuals(x, p):
-        a, kw = rebuild(p)[0]
+        a, kw = rebuild(p)
         return _vector(fun(x, *a, **kw), what, fname)
 
     def residual(x, *p):
@@ -341,7 +347,7 @@ def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=
     what = "vj.scipy.optimize.newton_krylov"
     check_f(F, "optimize.newton_krylov")
     try:
-        start = np.array(xin, dtype=np.float64)
+        start = np.array(_start(xin), dtype=np.float64)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: xin must be a float array ({e})") from None
     shape = start.shape
