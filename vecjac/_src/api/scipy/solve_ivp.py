@@ -1,0 +1,359 @@
+"""scipy.integrate.solve_ivp as an op, differentiable in y0, t_eval and the float args.
+
+What is differentiated is the solver's output at the caller's rtol / atol: the
+derivatives are those of the exact solution, computed by integrating sensitivity or
+adjoint systems with the same method and tolerances, so they are as accurate as the
+values (tighten rtol / atol for more digits). The design is odeint's
+(vecjac/_src/api/scipy/odeint.py): each rule calls the same op again on an augmented
+system, so every order works and tapes, accumulators and pfor nest.
+- JVP (forward sensitivities): [y, ydot] with dydot/dt = df/dy ydot + df/dargs argsdot,
+  ydot(t0) = y0dot; the tangent of y(t_i) adds f(t_i, y_i) tdot_i. Under pfor (jacfwd:
+  one tangent per parameter) each tangent is an iteration of its own solve.
+- VJP (adjoint): backwards from t_i to t_{i-1}, the state [y, a, b] with dy/ds = f,
+  da/ds = -a^T df/dy, db/ds = -a^T df/dargs; the cotangent of y(t_i) is added to a at
+  t_i. The trajectory y is integrated backwards alongside the adjoint, not read from the
+  forward run's dense output: nothing but the outputs is kept (memory O(d T), whatever
+  the number of steps), and the rule stays a differentiable op (second order by
+  reverse over reverse). The cost: backwards, a dissipative (stiff) system is unstable.
+  The rule checks that the backward run comes back to y0 (within 100 (atol + rtol |y0|)
+  + 1e-8 |y0|) and raises otherwise: use forward mode (vj.jacfwd, vj.jvp) there.
+Stiff methods (Radau, BDF, LSODA) get the Jacobian of every system, augmented ones
+included, from vecjac (vj.scipy.jac; sparse, pattern detected, when the state has at
+least SPARSE_MIN components and the method is Radau or BDF).
+"""
+import importlib
+
+import numpy as np
+
+from vecjac._src.api.scipy.jac import Jac
+from vecjac._src.api.scipy.odeint import closes_over_watched
+from vecjac._src.core.dispatch import apply, to_input
+from vecjac._src.core.registry import Op, register
+from vecjac._src.core.samples import Arg, Sample
+from vecjac._src.core.tensor import Tensor
+from vecjac._src.ops.array.creation import zeros, zeros_like
+from vecjac._src.ops.array.shaping import concat, reshape, stack, transpose
+from vecjac._src.ops.elementwise.logic import cast
+from vecjac._src.ops.elementwise.unary import sin
+from vecjac._src.ops.reduce.reductions import reduce_sum
+from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
+from vecjac._src.transforms.tape.tape import GradientTape
+
+__all__ = ["solve_ivp"]
+
+FN = "vj.scipy.integrate.solve_ivp"
+METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+STIFF = ("Radau", "BDF", "LSODA")
+SPARSE_MIN = 64  # states at least this long get a sparse Jacobian (Radau, BDF)
+
+
+def _evaluate(fun, s, y, args, d):
+    """fun(t, y, *args) as a float64 Tensor of shape (d,)."""
+    out = fun(s, y, *args)
+    if not isinstance(out, Tensor):
+        try:
+            out = to_input(out, fn=FN, arg="fun's value")
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{FN}: fun must return real numbers, got "
+                            f"{type(out).__name__}") from err
+    if out.dtype.kind not in "biuf":
+        raise TypeError(f"{FN}: fun must return real numbers, got dtype {out.dtype}")
+    if out.shape != (d,):
+        raise ValueError(f"{FN}: fun must return an array of y0's shape ({d},), got shape "
+                         f"{out.shape}")
+    return out if out.dtype == np.float64 else cast(out, np.float64)
+
+
+def _tensor(v):
+    """SciPy's numbers (vj.scipy.jac's fun gets them as given) as float64 Tensors."""
+    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, np.float64))
+
+
+def _float(tensors):
+    return [k for k, a in enumerate(tensors) if a.dtype.kind == "f"]
+
+
+class _Diverged(ValueError):
+    """The backward integration of y left the forward trajectory's range."""
+
+
+def _adjoint_dynamics(fun, d, bound):
+    """The backward system [y, a, b] of the VJP, b the args' cotangents flattened. A y
+    beyond `bound` (far outside the forward trajectory) stops the run at once: backwards,
+    an unstable system would otherwise take SciPy's minimal steps to overflow."""
+    def dynamics(s, z, *args):
+        y, a = z[:d], z[d:2 * d]
+        size = np.max(np.abs(np.asarray(y._value))) if y.size else 0.0
+        if not size <= bound:
+            raise _Diverged(f"|y| reached {size:.3g}")
+        floats = _float(args)
+        with GradientTape() as tape:
+            tape.watch(y)
+            for k in floats:
+                tape.watch(args[k])
+            f = _evaluate(fun, s, y, args, d)
+        grads = tape.gradient(f, [y] + [args[k] for k in floats], output_gradients=-a,
+                              unconnected_gradients="zero")
+        return concat([f, grads[0]] + [reshape(g, (-1,)) for g in grads[1:]], axis=0)
+    return dynamics
+
+
+def _tangent_dynamics(fun, d, n_args):
+    """The forward system [y, ydot] of the JVP; the args' tangents follow the args."""
+    def dynamics(s, z, *args_and_tangents):
+        args, tangents = args_and_tangents[:n_args], args_and_tangents[n_args:]
+        floats = _float(args)
+        y = z[:d]
+        with ForwardAccumulator([y] + [args[k] for k in floats],
+                                [z[d:]] + list(tangents)) as acc:
+            f = _evaluate(fun, s, y, args, d)
+        return concat([f, acc.jvp(f, unconnected_gradients="zero")], axis=0)
+    return dynamics
+
+
+def _integrate():
+    # scipy.integrate: imported on first use, never with vecjac
+    return importlib.import_module("scipy.integrate")
+
+
+def _run(fun, y0, t0, t_end, t_eval, args, method, options):
+    """SciPy's solve_ivp from t0 to t_end, output at t_eval (NumPy; None: its own steps):
+    its result."""
+    d = y0.shape[0]
+    tensors = [Tensor(a) for a in args]
+
+    def rate(s, y):
+        return _evaluate(fun, Tensor(np.asarray(s, np.float64)),
+                         Tensor(np.asarray(y, np.float64)), tensors, d)._value
+    extra = {}
+    if method in STIFF:
+        sparse = d >= SPARSE_MIN and method != "LSODA"
+        J = Jac(lambda s, y: _evaluate(fun, _tensor(s), _tensor(y), tensors, d), 1, sparse)
+        extra["jac"] = J
+        rate = J.fun  # shares f's evaluation with the Jacobian's at the same point
+    with np.errstate(all="ignore"):
+        result = _integrate().solve_ivp(rate, (float(t0), float(t_end)),
+                                        np.asarray(y0, np.float64), method=method,
+                                        t_eval=t_eval, **extra, **dict(options))
+    if not result.success:
+        raise ValueError(f"{FN}: SciPy's {method} failed on {getattr(fun, '__name__', 'fun')}"
+                         f" ({result.message}): no solution to return or differentiate")
+    return result
+
+
+@register
+class SolveIvp(Op):
+    """y (T, d) at the times t (T,) of dy/dt = fun(t, y, *args), y(t[0]) = y0 (d,),
+    integrated to t_end. Attrs: fun (on Tensors), method, options (pairs), t_end, and
+    memo (a dict: the public function's own run, reused by the first forward)."""
+    name = "SolveIvp"
+    samples = ()  # below
+
+    def forward(self, y0, t, *args, fun, method, options, t_end, memo):
+        key = (y0.tobytes(), t.tobytes(), tuple(np.asarray(a).tobytes() for a in args))
+        result = memo.pop(key, None)
+        if result is None:
+            result = _run(fun, y0, t[0], t_end, np.asarray(t[1:], np.float64), args, method,
+                          options)
+        memo["result"] = result
+        return np.concatenate([y0[None, :], result.y.T], axis=0)
+
+    def gradient(self, e, g):
+        y0, t, *args = e.inputs
+        ys = e.outputs[0]
+        fun, method, options = e.attrs["fun"], e.attrs["method"], e.attrs["options"]
+        d, steps = y0.shape[0], t.shape[0]
+        floats = _float(args)
+        sizes = [args[k].size for k in floats]
+        scale = np.max(np.abs(np.asarray(ys._value))) if ys.size else 0.0
+        backward = _adjoint_dynamics(fun, d, 1e3 * (1.0 + scale))
+        back_options = _augmented(options, backward=True)
+        a = g[steps - 1]
+        b = zeros((sum(sizes),), dtype=y0.dtype)
+        t_bars = []
+        y_back = ys[steps - 1]
+        for i in range(steps - 1, 0, -1):
+            t_bars.append(reduce_sum(g[i] * _evaluate(fun, t[i], ys[i], args, d)))
+            try:
+                z = apply(SolveIvp, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]),
+                          *args, fun=backward, method=method, options=back_options,
+                          t_end=float(np.asarray(t._value).reshape(-1, steps)[0, i - 1]),
+                          memo={})[1]
+            except _Diverged as err:
+                _unstable(f"{err} on the way back", options, method)
+            y_back = z[:d]
+            a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
+        _check_reconstruction(y0, y_back, options, method)
+        a_plus = a - g[0]
+        t_bars.append(-reduce_sum(a_plus * _evaluate(fun, t[0], y0, args, d)))
+        grads = [None] * len(args)
+        start = 0
+        for k, size in zip(floats, sizes):
+            grads[k] = reshape(b[start:start + size], args[k].shape)
+            start += size
+        return (a if e.needs[0] else None, stack(t_bars[::-1]) if e.needs[1] else None,
+                *grads)
+
+    def jvp(self, e, ty0, tt, *targs):
+        if ty0 is None and tt is None and all(x is None for x in targs):
+            return None
+        y0, t, *args = e.inputs
+        ys = e.outputs[0]
+        fun = e.attrs["fun"]
+        d = y0.shape[0]
+        start = zeros_like(y0) if ty0 is None else ty0
+        if tt is not None:
+            start = start - _evaluate(fun, t[0], y0, args, d) * tt[0]
+        floats = _float(args)
+        tangents = [zeros_like(args[k]) if targs[k] is None else targs[k] for k in floats]
+        out = apply(SolveIvp, concat([y0, start], axis=0), t, *args, *tangents,
+                    fun=_tangent_dynamics(fun, d, len(args)), method=e.attrs["method"],
+                    options=_augmented(e.attrs["options"], backward=False),
+                    t_end=e.attrs["t_end"], memo={})[:, d:]
+        if tt is not None:
+            rates = stack([_evaluate(fun, t[i], ys[i], args, d) for i in range(ys.shape[0])])
+            out = out + rates * reshape(tt, (-1, 1))
+        return out
+
+    def converter(self, cx, *inputs, **attrs):
+        # one solve per iteration: each keeps its own adaptive steps, as the loop would
+        outs = [apply(self, *[x[k] if s else x for x, s in zip(inputs, cx.stacked)], **attrs)
+                for k in range(cx.iters)]
+        return stack(outs)
+
+
+def _check_reconstruction(y0, y_back, options, method):
+    """The adjoint integrates y backwards; if it did not come back to y0, the adjoint
+    along it is wrong too: raise rather than return it."""
+    opts = dict(options)
+    rtol, atol = float(np.max(opts.get("rtol", 1e-3))), float(np.max(opts.get("atol", 1e-6)))
+    start = np.asarray(y0._value)
+    error = np.abs(np.asarray(y_back._value) - start)
+    bound = 100 * (atol + rtol * np.abs(start)) + 1e-8 * np.abs(start)
+    if not np.all(error <= bound):
+        _unstable(f"error {float(np.max(error)):.3g} at y0", options, method)
+
+
+def _unstable(what, options, method):
+    opts = dict(options)
+    raise ValueError(f"{FN}: the adjoint's backward integration of y did not return to y0 "
+                     f"({what}; {method}, rtol {opts.get('rtol', 1e-3)}, atol "
+                     f"{opts.get('atol', 1e-6)}): the system is unstable backwards in time "
+                     "(stiff or dissipative); differentiate in forward mode (vj.jacfwd, "
+                     "vj.jvp) or tighten rtol / atol")
+
+
+def _augmented(options, backward):
+    """The forward problem's options for an augmented system (longer state: array
+    tolerances become their tightest value); backwards, the first step of the forward
+    run means nothing."""
+    out = []
+    for name, value in options:
+        if (backward and name == "first_step") or name == "dense_output":
+            continue
+        if name in ("rtol", "atol") and np.ndim(value) > 0:
+            value = float(np.min(value))
+        out.append((name, value))
+    return tuple(out)
+
+
+def _float64(x):
+    return x if x.dtype == np.float64 else cast(x, np.float64)
+
+
+def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
+              vectorized=False, args=None, **options):
+    """scipy.integrate.solve_ivp, differentiable (module docstring): SciPy's OdeResult
+    whose y (d, T) is a Tensor differentiable in y0, t_eval and the float args, and t
+    the output times (a Tensor when t_eval is given, else SciPy's steps as NumPy, whose
+    derivative is not defined: y is differentiated at those times held fixed).
+
+    fun(t, y, *args) gets Tensors and returns (d,) values (vj or NumPy functions).
+    Parameters must come in through args (a closure over a value a tape or accumulator
+    follows raises). `sol` (dense_output=True) is SciPy's interpolant, not
+    differentiable. events and vectorized are not supported. Options (rtol, atol,
+    first_step, max_step, ...) are SciPy's; rtol and atol set the derivatives' accuracy
+    too.
+    """
+    if not callable(fun):
+        raise TypeError(f"{FN}: fun must be callable, got {type(fun).__name__}")
+    if method not in METHODS:
+        raise ValueError(f"{FN}: method must be one of {METHODS} (classes are not "
+                         f"supported), got {method!r}")
+    if events is not None:
+        raise NotImplementedError(f"{FN}: events are not supported")
+    if vectorized:
+        raise NotImplementedError(f"{FN}: vectorized=True is not supported (fun gets one "
+                                  "state vector)")
+    for name in ("jac", "jac_sparsity"):
+        if name in options:
+            raise ValueError(f"{FN}: {name} is supplied by vecjac; do not pass it")
+    try:
+        t0, t_end = (float(np.asarray(getattr(v, "_value", v))) for v in t_span)
+    except (TypeError, ValueError):
+        raise ValueError(f"{FN}: t_span must be two numbers (t0, tf), got {t_span!r}") from None
+    y0 = to_input(y0, fn=FN, arg="y0")
+    if y0.dtype.kind not in "biuf" or y0.ndim > 1 or y0.size == 0:
+        raise ValueError(f"{FN}: y0 must be a non-empty real vector (or a number), got "
+                         f"shape {y0.shape} and dtype {y0.dtype}")
+    y0 = reshape(_float64(y0), (-1,))
+    args = () if args is None else args if isinstance(args, tuple) else (args,)
+    args = tuple(to_input(a, fn=FN, arg=f"args[{k}]") for k, a in enumerate(args))
+    args = tuple(_float64(a) if a.dtype.kind == "f" else a for a in args)
+    d = y0.shape[0]
+    dense_output = bool(dense_output)
+    options = tuple(sorted(options.items()))
+    memo = {}
+    if t_eval is None:  # SciPy's own steps: run here, the op reuses this run
+        first = _run(fun, np.asarray(y0._value), t0, t_end, None,
+                     [np.asarray(a._value) for a in args], method,
+                     options + (("dense_output", dense_output),))
+        times = Tensor(np.asarray(first.t, np.float64))
+    else:
+        times = _float64(reshape(to_input(t_eval, fn=FN, arg="t_eval"), (-1,)))
+    values = np.asarray(times._value)
+    direction = np.sign(t_end - t0) or 1.0
+    if values.size and (np.any(np.diff(values) * direction < 0) or
+                        np.any((values - t0) * direction < 0) or
+                        np.any((values - t_end) * direction > 0)):
+        raise ValueError(f"{FN}: t_eval must be sorted in the direction of integration and "
+                         f"lie within t_span {t_span!r}")
+    if closes_over_watched(lambda y, s, *a: _evaluate(fun, s, y, a, d), y0,
+                           Tensor(np.array([t0])), args, d):
+        raise ValueError(f"{FN}: fun reads a value that a GradientTape or "
+                         "ForwardAccumulator follows other than through args (a closure); "
+                         "its derivative would be lost: pass it through args")
+    t = concat([Tensor(np.array([t0])), times], axis=0)
+    if t_eval is None:
+        memo[(np.asarray(y0._value).tobytes(), np.asarray(t._value).tobytes(),
+              tuple(np.asarray(a._value).tobytes() for a in args))] = first
+    elif dense_output:
+        options = options + (("dense_output", True),)
+    ys = apply(SolveIvp, y0, t, *args, fun=fun, method=method, options=options,
+               t_end=t_end, memo=memo)
+    result = memo["result"]
+    result.y = transpose(ys[1:], (1, 0))
+    result.t = np.asarray(times._value) if t_eval is None else times
+    return result
+
+
+# -- the registry's samples (tests/test_registry.py) -----------------------------------------
+_TIMES = np.array([0.1, 0.25])
+
+
+def _decay(t, y, k, c):
+    """A forced, coupled, nonlinear decay."""
+    return -k * y + c * sin(t) + 0.1 * y[::-1] * y
+
+
+def _sample(y0, k, c, method="RK45"):
+    return solve_ivp(_decay, (0.0, 0.25), y0, method=method, t_eval=_TIMES, args=(k, c),
+                     rtol=1e-9, atol=1e-9).y
+
+
+SolveIvp.samples = (
+    Sample(_sample, Arg.float(2), Arg.positive(2), Arg.float(), grad_order=1,
+           no_f32="SciPy integrates in float64"),)
+# grad_order=1, RK45 only: second derivatives integrate adjoints of adjoints, and the
+# stiff methods' Jacobians cost more (tens of seconds here); both are checked by
+# tests/api/scipy/test_solve_ivp.py
