@@ -4,6 +4,9 @@ Expected derivatives come from central finite differences of the SciPy solver it
 at tight tolerance on plain NumPy (never from vecjac), or from closed forms; forward and
 reverse mode, second order where cheap; errors for failed solves and singular Jacobians.
 """
+import pathlib
+import re
+
 import numpy as np
 import pytest
 import scipy.optimize as so
@@ -236,3 +239,16 @@ def test_random_diagonally_dominant_problems(n, seed):
         got = vj.jacobian(lambda t: opt.root(G, np.zeros(n), args=(t, M), tol=1e-13).x,
                           mode=mode)(theta)
         np.testing.assert_allclose(got.numpy(), expected, rtol=1e-8, atol=1e-10)
+
+
+def test_readme_section_runs_and_says_true():
+    text = (pathlib.Path(__file__).resolve().parents[3] / "README.md").read_text()
+    section = text[text.index("## Differentiable solvers"):]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    ns = {}
+    exec(compile(block, "README: Differentiable solvers", "exec"), ns)
+    np.testing.assert_allclose(ns["res"].x.numpy(), [1.0, 2.0], rtol=1e-10)
+    np.testing.assert_allclose(ns["dx"].numpy(), np.diag([0.25, 1 / 13]), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(ns["sol"].y.numpy()[0], 2 * np.exp(-0.7 * np.array([0.5, 1.0])),
+                               rtol=1e-8)
+    np.testing.assert_allclose(ns["dk"].numpy(), -2 * np.exp(-0.7), rtol=1e-7)
