@@ -207,13 +207,14 @@ def _sparse_values(problem, x, params):
     vj.sparse_jacobian returns. The pattern is detected once per problem."""
     if problem.sparse_plan is None:
         finder = sparse_jacobian(lambda y, *p: problem.residual(y, *p), mode="fwd")
-        finder(_constant(x), *[_constant(p) for p in params])
+        matrix = finder(_constant(x), *[_constant(p) for p in params])
         pattern = SparsePattern(finder.pattern)
         colors = np.asarray(finder.colors)
         ncolors = int(colors.max()) + 1 if colors.size else 0
         seeds = np.zeros((ncolors, colors.size))
         seeds[colors, np.arange(colors.size)] = 1.0
-        problem.sparse_plan = (pattern, Tensor(seeds), forward_take(finder.pattern, colors))
+        problem.sparse_plan = (pattern, Tensor(seeds), forward_take(pattern, colors))
+        _check_plan(problem, matrix, x, params)
     pattern, seeds, take = problem.sparse_plan
 
     def column_products(i):
@@ -242,6 +243,20 @@ def _reads_watched(problem, x0, params, what):
     if any(len(tape._entries) > n for tape, n in zip(state.tapes, before)):
         return True
     return any(tr.follows((r,)) for tr in state.followers)
+
+
+def _check_plan(problem, matrix, x, params):
+    """The colored products of the plan, decompressed, against vj.sparse_jacobian's
+    matrix at the same point: a wrong take or seed would otherwise be silent."""
+    pattern = problem.sparse_plan[0]
+    values = np.asarray(_sparse_values(problem, _constant(x), [_constant(p) for p in
+                                                                 params])._value)
+    difference = abs(pattern.matrix(values) - matrix).max() if values.size else 0.0
+    scale = abs(matrix).max() if matrix.nnz else 0.0
+    if not difference <= 1e-10 * scale + 1e-300:
+        problem.sparse_plan = None
+        raise RuntimeError(f"{problem.what}: the sparse Jacobian of {problem.fun_name} "
+                           "decompressed wrongly (an internal error: please report it)")
 
 
 def implicit_solution(problem, params, x0, what):

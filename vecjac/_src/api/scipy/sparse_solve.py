@@ -32,8 +32,8 @@ def _sparse():
 
 
 class SparsePattern:
-    """The structure of a square sparse matrix (CSR indices and indptr), compared by
-    identity: an attr of SparseSolve. `matrix(values)` is the scipy.sparse.csc of
+    """The structure of a square sparse matrix (CSR indices and indptr, sorted), compared
+    by identity: an attr of SparseSolve. `matrix(values)` is the scipy.sparse.csc of
     values on it."""
 
     def __init__(self, pattern):
@@ -42,7 +42,7 @@ class SparsePattern:
         m, n = csr.shape
         if m != n:
             raise ValueError(f"SparsePattern: the matrix must be square, got shape {csr.shape}")
-        self.n, self.nnz = n, csr.nnz
+        self.n, self.nnz, self.shape = n, csr.nnz, (n, n)
         self.indices = csr.indices.astype(np.int64)
         self.indptr = csr.indptr.astype(np.int64)
         self.rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
