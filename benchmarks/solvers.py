@@ -213,22 +213,23 @@ def primal_with(p, y0, m, options, t_end):
                                         **options).y.numpy()[:, -1]
 
 
+def shown(row):
+    return {k: float(f"{v:.4g}") if isinstance(v, float) else v for k, v in row.items()}
+
+
 def main():
     quick = "--quick" in sys.argv
     repeat = 2 if quick else 3
     print("1. root: implicit derivative vs primal solve")
     for n, sparse in ((100, False), (1000, False), (10 ** 4 if quick else 10 ** 5, True)):
         print(f"  n = {n}{' sparse (krylov + SparseSolve)' if sparse else ' dense (hybr)'}:",
-              {k: round(v, 4) if isinstance(v, float) else v
-               for k, v in bench_root(n, repeat, sparse).items()})
+              shown(bench_root(n, repeat, sparse)))
     print("2. newton_krylov, 2-D Bratu", "50 x 50" if quick else "100 x 100")
     for name, row in bench_newton_krylov(50 if quick else 100, repeat).items():
-        print(f"  {name}:", {k: round(v, 4) if isinstance(v, float) else v
-                             for k, v in row.items()})
+        print(f"  {name}:", shown(row))
     print("3. solve_ivp BDF, 2-D Brusselator", "16^2" if quick else "32^2",
           "forward sensitivities (3 parameters) vs primal")
-    print("  ", {k: round(v, 4) if isinstance(v, float) else v
-                 for k, v in bench_brusselator(16 if quick else 32, repeat).items()})
+    print("  ", shown(bench_brusselator(16 if quick else 32, repeat)))
 
 
 if __name__ == "__main__":
