@@ -137,8 +137,26 @@ def test_bad_input_raises():
         solve_ivp(f, (0, 1), [1.0], method="Euler")
     with pytest.raises(NotImplementedError, match="events"):
         solve_ivp(f, (0, 1), [1.0], events=lambda t, y: y[0])
-    with pytest.raises(ValueError, match="t_eval must be sorted"):
-        solve_ivp(f, (0, 1), [1.0], t_eval=[0.5, 0.2])
+    for bad in ([0.5, 0.2], [0.5, np.nan], [0.5, 2.0]):
+        with pytest.raises(ValueError, match="t_eval must be finite, sorted"):
+            solve_ivp(f, (0, 1), [1.0], t_eval=bad)
+    with pytest.raises(ValueError, match="t_eval must be a non-empty vector"):
+        solve_ivp(f, (0, 1), [1.0], t_eval=[])
+    with pytest.raises(ValueError, match="y0 must be finite"):
+        solve_ivp(f, (0, 1), [np.inf])
+    with pytest.raises(ValueError, match="y0 must be a non-empty real vector"):
+        solve_ivp(f, (0, 1), np.ones((2, 2)))
+    with pytest.raises(TypeError, match="dense_output"):
+        solve_ivp(f, (0, 1), [1.0], dense_output="yes")
+    with pytest.raises(ValueError, match="t_span must be finite"):
+        solve_ivp(f, (0, np.inf), [1.0])
+    # a failed call records nothing on an active tape
+    y0 = vj.constant(np.array([1.0], np.float32))
+    with vj.GradientTape() as tape:
+        tape.watch(y0)
+        with pytest.raises(ValueError):
+            solve_ivp(f, (0, 1), y0, t_eval=[0.5, 0.2])
+    assert not tape._entries
     with pytest.raises(ValueError, match="fun must return an array of y0's shape"):
         solve_ivp(lambda t, y: vj.concat([y, y], 0), (0, 1), [1.0])
     with pytest.raises(ValueError, match="jac is supplied by vecjac"):

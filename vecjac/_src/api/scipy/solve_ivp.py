@@ -32,6 +32,7 @@ from vecjac._src.api.scipy.odeint import closes_over_watched
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
+from vecjac._src.core.shapes import as_bool
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.creation import zeros, zeros_like
 from vecjac._src.ops.array.indexing import GatherV2
@@ -402,20 +403,39 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                          f"supported), got {method!r}")
     if events is not None:
         raise NotImplementedError(f"{FN}: events are not supported")
-    if vectorized:
+    if as_bool(vectorized, FN, "vectorized"):
         raise NotImplementedError(f"{FN}: vectorized=True is not supported (fun gets one "
                                   "state vector)")
     for name in ("jac", "jac_sparsity"):
         if name in options:
             raise ValueError(f"{FN}: {name} is supplied by vecjac; do not pass it")
+    # every check on values before any op runs (a failed call records nothing)
     try:
         t0, t_end = (float(np.asarray(getattr(v, "_value", v))) for v in t_span)
     except (TypeError, ValueError):
         raise ValueError(f"{FN}: t_span must be two numbers (t0, tf), got {t_span!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t_end)):
+        raise ValueError(f"{FN}: t_span must be finite, got {t_span!r}")
+    dense_output = as_bool(dense_output, FN, "dense_output")
     y0 = to_input(y0, fn=FN, arg="y0")
     if y0.dtype.kind not in "biuf" or y0.ndim > 1 or y0.size == 0:
         raise ValueError(f"{FN}: y0 must be a non-empty real vector (or a number), got "
                          f"shape {y0.shape} and dtype {y0.dtype}")
+    if not np.all(np.isfinite(np.asarray(y0._value))):
+        raise ValueError(f"{FN}: y0 must be finite")
+    if t_eval is not None:
+        t_eval = to_input(t_eval, fn=FN, arg="t_eval")
+        values = np.asarray(t_eval._value)
+        if t_eval.dtype.kind not in "iuf" or t_eval.ndim > 1 or t_eval.size == 0:
+            raise ValueError(f"{FN}: t_eval must be a non-empty vector of real times, got shape "
+                             f"{t_eval.shape} and dtype {t_eval.dtype}")
+        direction = np.sign(t_end - t0) or 1.0
+        if not np.all(np.isfinite(values)) or values.size and (
+                np.any(np.diff(values.reshape(-1)) * direction < 0) or
+                np.any((values - t0) * direction < 0) or
+                np.any((values - t_end) * direction > 0)):
+            raise ValueError(f"{FN}: t_eval must be finite, sorted in the direction of "
+                             f"integration and lie within t_span {t_span!r}")
     y0 = reshape(_float64(y0), (-1,))
     # the float leaves of args (any nest) are the op's inputs; the rest stay as given
     floats, rebuild = split_args(() if args is None else args, FN)
@@ -426,7 +446,6 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     fun.__name__ = getattr(user, "__name__", "fun")
     args = tuple(floats)
     d = y0.shape[0]
-    dense_output = bool(dense_output)
     options = tuple(sorted(options.items()))
     memo = {}
     if t_eval is None:  # SciPy's own steps: run here, the op reuses this run
@@ -435,14 +454,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
                      options + (("dense_output", dense_output),))
         times = Tensor(np.asarray(first.t, np.float64))
     else:
-        times = _float64(reshape(to_input(t_eval, fn=FN, arg="t_eval"), (-1,)))
-    values = np.asarray(times._value)
-    direction = np.sign(t_end - t0) or 1.0
-    if values.size and (np.any(np.diff(values) * direction < 0) or
-                        np.any((values - t0) * direction < 0) or
-                        np.any((values - t_end) * direction > 0)):
-        raise ValueError(f"{FN}: t_eval must be sorted in the direction of integration and "
-                         f"lie within t_span {t_span!r}")
+        times = _float64(reshape(t_eval, (-1,)))
     if closes_over_watched(lambda y, s, *a: _evaluate(fun, s, y, a, d), y0,
                            Tensor(np.array([t0])), args, d):
         raise ValueError(f"{FN}: fun reads a value that a GradientTape or "
