@@ -27,6 +27,10 @@ import importlib
 import numpy as np
 
 from vecjac._src.api.scipy.implicit import split_args
+from vecjac._src.api.scipy.ivp_systems import (FN, SPARSE_MIN, Diverged, adjoint_dynamics,
+                                               batched_dynamics, block_jacobian, evaluate,
+                                               float_positions, shared_tangent_dynamics,
+                                               shared_tangents, tangent_dynamics, tensor)
 from vecjac._src.api.scipy.jac import Jac
 from vecjac._src.api.scipy.odeint import closes_over_watched
 from vecjac._src.core.dispatch import apply, to_input
@@ -35,114 +39,15 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_bool
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.creation import zeros, zeros_like
-from vecjac._src.ops.array.indexing import GatherV2
 from vecjac._src.ops.array.shaping import concat, reshape, stack, transpose
 from vecjac._src.ops.elementwise.logic import cast
 from vecjac._src.ops.elementwise.unary import sin
 from vecjac._src.ops.reduce.reductions import reduce_sum
-from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
-from vecjac._src.transforms.pfor.pfor import pfor
-from vecjac._src.transforms.tape.tape import GradientTape
 
 __all__ = ["solve_ivp"]
 
-FN = "vj.scipy.integrate.solve_ivp"
 METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
 STIFF = ("Radau", "BDF", "LSODA")
-SPARSE_MIN = 64  # states at least this long get a sparse Jacobian (Radau, BDF)
-
-
-def _evaluate(fun, s, y, args, d):
-    """fun(t, y, *args) as a float64 Tensor of shape (d,)."""
-    out = fun(s, y, *args)
-    if not isinstance(out, Tensor):
-        try:
-            out = to_input(out, fn=FN, arg="fun's value")
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{FN}: fun must return real numbers, got "
-                            f"{type(out).__name__}") from err
-    if out.dtype.kind not in "biuf":
-        raise TypeError(f"{FN}: fun must return real numbers, got dtype {out.dtype}")
-    if out.shape != (d,):
-        raise ValueError(f"{FN}: fun must return an array of y0's shape ({d},), got shape "
-                         f"{out.shape}")
-    return out if out.dtype == np.float64 else cast(out, np.float64)
-
-
-def _tensor(v):
-    """SciPy's numbers (vj.scipy.jac's fun gets them as given) as float64 Tensors."""
-    return v if isinstance(v, Tensor) else Tensor(np.asarray(v, np.float64))
-
-
-def _float(tensors):
-    return [k for k, a in enumerate(tensors) if a.dtype.kind == "f"]
-
-
-class _Diverged(ValueError):
-    """The backward integration of y left the forward trajectory's range."""
-
-
-def _adjoint_dynamics(fun, d, bound, n_cotangents):
-    """The backward system [y, a, b] of the VJP, b the args' cotangents flattened. A y
-    beyond `bound` (far outside the forward trajectory) stops the run at once: backwards,
-    an unstable system would otherwise take SciPy's minimal steps to overflow."""
-    def dynamics(s, z, *args):
-        y, a = z[:d], z[d:2 * d]
-        size = np.max(np.abs(np.asarray(y._value))) if y.size else 0.0
-        if not size <= bound:
-            raise _Diverged(f"|y| reached {size:.3g}")
-        floats = _float(args)
-        with GradientTape() as tape:
-            tape.watch(y)
-            for k in floats:
-                tape.watch(args[k])
-            f = _evaluate(fun, s, y, args, d)
-        grads = tape.gradient(f, [y] + [args[k] for k in floats], output_gradients=-a,
-                              unconnected_gradients="zero")
-        return concat([f, grads[0]] + [reshape(g, (-1,)) for g in grads[1:]], axis=0)
-    dynamics.blocks = (fun, d, None, (1, -1), n_cotangents)
-    return dynamics
-
-
-def _tangent_dynamics(fun, d, n_args):
-    """The forward system [y, ydot] of the JVP; the args' tangents follow the args."""
-    def dynamics(s, z, *args_and_tangents):
-        args, tangents = args_and_tangents[:n_args], args_and_tangents[n_args:]
-        floats = _float(args)
-        y = z[:d]
-        with ForwardAccumulator([y] + [args[k] for k in floats],
-                                [z[d:]] + list(tangents)) as acc:
-            f = _evaluate(fun, s, y, args, d)
-        return concat([f, acc.jvp(f, unconnected_gradients="zero")], axis=0)
-    dynamics.tangent_of = (fun, d, n_args)  # the converter shares y between tangents
-    dynamics.blocks = (fun, d, n_args, (1, 1), 0)
-    dynamics.__name__ = getattr(fun, "__name__", "fun")
-    return dynamics
-
-
-def _shared_tangent_dynamics(fun, d, n_args, iters, stacked):
-    """[y, ydot_1 .. ydot_iters]: the tangent systems of one trajectory y, all in one
-    state (y integrated once), the tangents' right-hand sides one pfor of JVPs.
-    stacked[k]: the k-th arg tangent carries one value per iteration on axis 0."""
-    def dynamics(s, z, *args_and_tangents):
-        args, tangents = args_and_tangents[:n_args], args_and_tangents[n_args:]
-        floats = _float(args)
-        y = z[:d]
-        directions = reshape(z[d:], (iters, d))
-        f = _evaluate(fun, s, y, args, d)
-
-        def one(i):
-            own = [apply(GatherV2, v, i, axis=0, batch_dims=0) if st else v
-                   for v, st in zip(tangents, stacked)]
-            with ForwardAccumulator([y] + [args[k] for k in floats],
-                                    [apply(GatherV2, directions, i, axis=0, batch_dims=0)] +
-                                    own) as acc:
-                fi = _evaluate(fun, s, y, args, d)
-            return acc.jvp(fi, unconnected_gradients="zero")
-        return concat([f, reshape(pfor(one, iters), (-1,))], axis=0)
-    dynamics.__name__ = getattr(fun, "__name__", "fun")
-    dynamics.blocks = (fun, d, n_args, (1,) * (iters + 1), 0)
-    return dynamics
 
 
 def _integrate():
@@ -156,16 +61,15 @@ def _run(fun, y0, t0, t_end, t_eval, args, method, options):
     d = y0.shape[0]
     tensors = [Tensor(a) for a in args]
 
-    def rate(s, y):
-        return _evaluate(fun, Tensor(np.asarray(s, np.float64)),
-                         Tensor(np.asarray(y, np.float64)), tensors, d)._value
-    extra = {}
+    def plain(s, y):
+        return evaluate(fun, tensor(s), tensor(y), tensors, d)._value
+    rate, extra = plain, {}
     blocks = getattr(fun, "blocks", None)
     if method in STIFF and blocks is not None:
-        extra["jac"] = _block_jacobian(blocks, tensors, method)
+        extra["jac"] = block_jacobian(blocks, tensors, method)
     elif method in STIFF:
         sparse = d >= SPARSE_MIN and method != "LSODA"
-        J = Jac(lambda s, y: _evaluate(fun, _tensor(s), _tensor(y), tensors, d), 1, sparse)
+        J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors, d), 1, sparse)
         extra["jac"] = J
         rate = J.fun  # shares f's evaluation with the Jacobian's at the same point
     with np.errstate(all="ignore"):
@@ -176,32 +80,6 @@ def _run(fun, y0, t0, t_end, t_eval, args, method, options):
         raise ValueError(f"{FN}: SciPy's {method} failed on {getattr(fun, '__name__', 'fun')}"
                          f" ({result.message}): no solution to return or differentiate")
     return result
-
-
-def _block_jacobian(blocks, tensors, method):
-    """The Newton iteration matrix of an augmented system (tangent or adjoint): its
-    diagonal blocks, each J = d fun/dy of the original system at the state's y (or
-    -J^T for an adjoint), and zeros for the parameters' cotangents; the couplings
-    between blocks (second derivatives times tangents) are left out. BDF, Radau and
-    LSODA use the matrix only to iterate their implicit steps to the tolerance, so the
-    values do not change; the factorization costs (blocks) x one of the original
-    system's instead of the fill-in of the coupled matrix (8192 unknowns of a 32^2
-    Brusselator's three sensitivities: 0.25 s per LU coupled)."""
-    fun, d, n_args, signs, tail = blocks
-    sparse = d >= SPARSE_MIN and method != "LSODA"
-    J = Jac(lambda s, y: _evaluate(fun, _tensor(s), _tensor(y), tensors[:n_args], d), 1,
-            sparse)
-    scipy_sparse = importlib.import_module("scipy.sparse")
-
-    def jac(s, z):
-        Jy = J(s, np.asarray(z[:d]))
-        Jy = Jy if sparse else scipy_sparse.csr_array(Jy)
-        parts = [Jy if sign > 0 else -Jy.T for sign in signs]
-        if tail:
-            parts.append(scipy_sparse.csr_array((tail, tail)))
-        matrix = scipy_sparse.block_diag(parts, format="csc")
-        return matrix if sparse else matrix.toarray()
-    return jac
 
 
 @register
@@ -226,29 +104,29 @@ class SolveIvp(Op):
         ys = e.outputs[0]
         fun, method, options = e.attrs["fun"], e.attrs["method"], e.attrs["options"]
         d, steps = y0.shape[0], t.shape[0]
-        floats = _float(args)
+        floats = float_positions(args)
         sizes = [args[k].size for k in floats]
         scale = np.max(np.abs(np.asarray(ys._value))) if ys.size else 0.0
-        backward = _adjoint_dynamics(fun, d, 1e3 * (1.0 + scale), sum(sizes))
+        backward = adjoint_dynamics(fun, d, 1e3 * (1.0 + scale), sum(sizes))
         back_options = _augmented(options, backward=True)
         a = g[steps - 1]
         b = zeros((sum(sizes),), dtype=y0.dtype)
         t_bars = []
         y_back = ys[steps - 1]
         for i in range(steps - 1, 0, -1):
-            t_bars.append(reduce_sum(g[i] * _evaluate(fun, t[i], ys[i], args, d)))
+            t_bars.append(reduce_sum(g[i] * evaluate(fun, t[i], ys[i], args, d)))
             try:
                 z = apply(SolveIvp, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]),
                           *args, fun=backward, method=method, options=back_options,
                           t_end=float(np.asarray(t._value).reshape(-1, steps)[0, i - 1]),
                           memo={})[1]
-            except _Diverged as err:
+            except Diverged as err:
                 _unstable(f"{err} on the way back", options, method)
             y_back = z[:d]
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
         _check_reconstruction(y0, y_back, options, method)
         a_plus = a - g[0]
-        t_bars.append(-reduce_sum(a_plus * _evaluate(fun, t[0], y0, args, d)))
+        t_bars.append(-reduce_sum(a_plus * evaluate(fun, t[0], y0, args, d)))
         grads = [None] * len(args)
         start = 0
         for k, size in zip(floats, sizes):
@@ -266,15 +144,15 @@ class SolveIvp(Op):
         d = y0.shape[0]
         start = zeros_like(y0) if ty0 is None else ty0
         if tt is not None:
-            start = start - _evaluate(fun, t[0], y0, args, d) * tt[0]
-        floats = _float(args)
+            start = start - evaluate(fun, t[0], y0, args, d) * tt[0]
+        floats = float_positions(args)
         tangents = [zeros_like(args[k]) if targs[k] is None else targs[k] for k in floats]
         out = apply(SolveIvp, concat([y0, start], axis=0), t, *args, *tangents,
-                    fun=_tangent_dynamics(fun, d, len(args)), method=e.attrs["method"],
+                    fun=tangent_dynamics(fun, d, len(args)), method=e.attrs["method"],
                     options=_augmented(e.attrs["options"], backward=False),
                     t_end=e.attrs["t_end"], memo={})[:, d:]
         if tt is not None:
-            rates = stack([_evaluate(fun, t[i], ys[i], args, d) for i in range(ys.shape[0])])
+            rates = stack([evaluate(fun, t[i], ys[i], args, d) for i in range(ys.shape[0])])
             out = out + rates * reshape(tt, (-1, 1))
         return out
 
@@ -291,13 +169,13 @@ class SolveIvp(Op):
                                 *[a[k] if s else a for a, s in zip(args, stacked_args)],
                                 **attrs) for k in range(cx.iters)])
         iters, d = cx.iters, y0.shape[-1]
-        shared = _shared_tangents(cx, fun, y0, stacked_y0, stacked_args)
+        shared = shared_tangents(cx, fun, y0, stacked_y0, stacked_args)
         if shared is not None:  # jacfwd: one trajectory, iters tangent directions
             base, n, n_args = fun.tangent_of
             first = y0[0] if stacked_y0 else y0
             rest = y0[:, n:] if stacked_y0 else cx.stack(y0[n:])
             start = concat([first[:n], reshape(rest, (-1,))], axis=0)
-            system = _shared_tangent_dynamics(base, n, n_args, iters,
+            system = shared_tangent_dynamics(base, n, n_args, iters,
                                               tuple(stacked_args[n_args:]))
             ys = apply(self, start, t, *args, **dict(attrs, fun=system))
             steps = t.shape[0]
@@ -305,40 +183,9 @@ class SolveIvp(Op):
             directions = transpose(reshape(ys[:, n:], (steps, iters, n)), (1, 0, 2))
             return concat([trajectory, directions], axis=2)
         start = reshape(y0 if stacked_y0 else cx.stack(y0), (-1,))
-        batched = _batched_dynamics(fun, d, iters, tuple(stacked_args))
+        batched = batched_dynamics(fun, d, iters, tuple(stacked_args))
         ys = apply(self, start, t, *args, **dict(attrs, fun=batched))
         return transpose(reshape(ys, (t.shape[0], iters, d)), (1, 0, 2))
-
-
-def _shared_tangents(cx, fun, y0, stacked_y0, stacked_args):
-    """Whether the iterations are tangent systems (the JVP rule's) of one trajectory:
-    same y0 and same args in every iteration, only the tangents differ."""
-    tangent_of = getattr(fun, "tangent_of", None)
-    if tangent_of is None:
-        return None
-    _, n, n_args = tangent_of
-    if any(stacked_args[:n_args]):
-        return None
-    if stacked_y0:
-        starts = np.asarray(y0._value)[:, :n]
-        if not np.all(starts == starts[:1]):
-            return None
-    return tangent_of
-
-
-def _batched_dynamics(fun, d, iters, stacked):
-    """dz/dt of `iters` copies of the system stacked in z (iters * d,), args with
-    stacked[k] True carrying one value per copy on axis 0."""
-    def dynamics(s, z, *args):
-        states = reshape(z, (iters, d))
-
-        def one(i):
-            own = [apply(GatherV2, a, i, axis=0, batch_dims=0) if st else a
-                   for a, st in zip(args, stacked)]
-            return _evaluate(fun, s, apply(GatherV2, states, i, axis=0, batch_dims=0), own, d)
-        return reshape(pfor(one, iters), (-1,))
-    dynamics.__name__ = getattr(fun, "__name__", "fun")
-    return dynamics
 
 
 def _check_reconstruction(y0, y_back, options, method):
@@ -455,7 +302,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
         times = Tensor(np.asarray(first.t, np.float64))
     else:
         times = _float64(reshape(t_eval, (-1,)))
-    if closes_over_watched(lambda y, s, *a: _evaluate(fun, s, y, a, d), y0,
+    if closes_over_watched(lambda y, s, *a: evaluate(fun, s, y, a, d), y0,
                            Tensor(np.array([t0])), args, d):
         raise ValueError(f"{FN}: fun reads a value that a GradientTape or "
                          "ForwardAccumulator follows other than through args (a closure); "
