@@ -10,6 +10,7 @@ import scipy.integrate as si
 
 import vecjac as vj
 from vecjac._src.api import sparse as sparse_api
+from vecjac._src.api.scipy import sparse_solve
 from vecjac._src.ops.array import onehot
 from vecjac._src.ops.linalg import einsum
 from vecjac._src.transforms.pfor import structured
@@ -32,6 +33,7 @@ CACHES = {
     "vj.scipy.jac last point": "every argument by value; unknown objects never reused",
     "implicit sparse plans": "one solver call's residual; checked against "
                              "vj.sparse_jacobian's matrix once",
+    "sparse LU of the last matrix": "the pattern object and the values by content",
     "solve_ivp first run": "y0, times and float args by content; used once",
     "structured.finite": "the tensor and its value array (identity)",
     "pure functions (lru_cache, identity rows)": "all their arguments (hashable values)",
@@ -162,6 +164,21 @@ def test_implicit_sparse_plan():
             vj.scipy.optimize.root(chain, np.zeros(6), args=(t,), sparse=sparse,
                                    tol=1e-13).x ** 2))(th), thetas).numpy()
     np.testing.assert_allclose(derivative(True), derivative(False), rtol=1e-10)
+
+
+def test_sparse_lu_of_the_last_matrix():
+    pattern = sparse_solve.SparsePattern(np.eye(3) + np.eye(3, k=1))
+    b = np.array([1.0, 2.0, 3.0])
+    for values in ([2.0, 1.0, 3.0, 1.0, 4.0], [2.0, 1.0, 3.0, 1.0, 5.0],
+                   [2.0, 1.0, 3.0, 1.0, 4.0]):
+        dense = pattern.matrix(values).toarray()
+        np.testing.assert_allclose(sparse_solve.sparse_solve(pattern, np.array(values), b)
+                                   .numpy(), np.linalg.solve(dense, b), rtol=1e-14)
+        np.testing.assert_allclose(sparse_solve.sparse_solve(pattern, np.array(values), b,
+                                                             transpose=True).numpy(),
+                                   np.linalg.solve(dense.T, b), rtol=1e-14)
+    with pytest.raises(ValueError, match="singular"):
+        sparse_solve.sparse_solve(pattern, np.array([2.0, 1.0, 0.0, 1.0, 4.0]), b)
 
 
 def test_solve_ivp_first_run():

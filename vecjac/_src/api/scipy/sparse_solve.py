@@ -46,6 +46,7 @@ class SparsePattern:
         self.indices = csr.indices.astype(np.int64)
         self.indptr = csr.indptr.astype(np.int64)
         self.rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(self.indptr))
+        self._last = None  # (values' bytes, SuperLU or the error): the last factorization
 
     def matrix(self, values):
         csr = importlib.import_module("scipy.sparse").csr_array(
@@ -53,10 +54,19 @@ class SparsePattern:
         return csr.tocsc()
 
     def factor(self, values):
-        try:
-            return _sparse().splu(self.matrix(values))
-        except RuntimeError as err:  # SuperLU: "Factor is exactly singular"
-            raise ValueError(f"sparse_solve: the matrix is singular ({err})") from None
+        """SuperLU of the matrix, or ValueError if it is singular. The last one is kept,
+        keyed by the values' bytes: the condition estimate, the solve and the adjoint
+        solve at one point factorize once."""
+        key = np.ascontiguousarray(values, np.float64).tobytes()
+        if self._last is None or self._last[0] != key:
+            try:
+                lu = _sparse().splu(self.matrix(values))
+            except RuntimeError as err:  # SuperLU: "Factor is exactly singular"
+                lu = ValueError(f"sparse_solve: the matrix is singular ({err})")
+            self._last = (key, lu)
+        if isinstance(self._last[1], ValueError):
+            raise self._last[1]
+        return self._last[1]
 
     def rcond(self, values):
         """A reciprocal 1-norm condition estimate (0 for an exactly singular matrix)."""
@@ -65,8 +75,8 @@ class SparsePattern:
         if not np.all(np.isfinite(a.data)):
             return 0.0
         try:
-            lu = linalg.splu(a)
-        except RuntimeError:
+            lu = self.factor(values)
+        except ValueError:
             return 0.0
         inverse = linalg.LinearOperator((self.n, self.n), matvec=lu.solve,
                                         rmatvec=lambda v: lu.solve(v, trans="T"),
