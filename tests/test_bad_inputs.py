@@ -60,6 +60,8 @@ EXCLUDED = {  # each checked by test_excluded_functions_validate instead
     "recompute_grad": "a decorator: what it wraps runs later, with the user's arguments",
     "set_seed": "changes the global seed that other tests rely on",
     "converter_coverage": "takes no arguments",
+    "solve_ivp": "returns SciPy's OdeResult (a dict with SciPy's message and interpolant), "
+                 "not Tensors; tests/api/scipy/test_solve_ivp.py checks its arguments",
     **dict.fromkeys(["elementwise", "broadcasting", "reduction", "axis_shift"],
                     "pfor rules: pfor calls them with an op and a ConvertContext"),
 }
@@ -1612,6 +1614,8 @@ def test_excluded_functions_validate():
         vj.defop("Sin", np.sin)
     with pytest.raises(TypeError, match="custom_gradient: f must be callable"):
         vj.custom_gradient(3)
+    with pytest.raises(ValueError, match="solve_ivp: y0 must be finite"):
+        vj.scipy.integrate.solve_ivp(lambda t, y: -y, (0.0, 1.0), [np.nan])
     with pytest.raises(TypeError, match="recompute_grad: f must be callable"):
         vj.recompute_grad("f")
 

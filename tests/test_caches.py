@@ -6,9 +6,11 @@ import functools
 
 import numpy as np
 import pytest
+import scipy.integrate as si
 
 import vecjac as vj
 from vecjac._src.api import sparse as sparse_api
+from vecjac._src.api.scipy import sparse_solve
 from vecjac._src.ops.array import onehot
 from vecjac._src.ops.linalg import einsum
 from vecjac._src.transforms.pfor import structured
@@ -29,6 +31,10 @@ CACHES = {
     'jacobian(mode="auto") mode and output sizes': "argument shapes and dtypes, other "
                                                    "arguments by value",
     "vj.scipy.jac last point": "every argument by value; unknown objects never reused",
+    "implicit sparse plans": "one solver call's residual; checked against "
+                             "vj.sparse_jacobian's matrix once",
+    "sparse LU of the last matrix": "the pattern object and the values by content",
+    "solve_ivp first run": "y0, times and float args by content; used once",
     "structured.finite": "the tensor and its value array (identity)",
     "pure functions (lru_cache, identity rows)": "all their arguments (hashable values)",
 }
@@ -142,3 +148,45 @@ def test_identity_rows_are_read_only_and_keyed_by_all_arguments():
     np.testing.assert_array_equal(b, np.eye(3, 4))
     assert c.dtype == np.float32 and not a.flags.writeable
     assert sparse_api.CHECKED_CALLS >= 1
+
+
+# -- vj.scipy.optimize's sparse plans and solve_ivp's first run ----------------------------
+def test_implicit_sparse_plan():
+    # the plan lives in one call's Problem; under vectorized_map the iterations share it:
+    # each iteration's sparse derivative equals the dense one
+    def chain(x, th):
+        left = vj.concat([vj.zeros(1, dtype=x.dtype), x[:-1]], axis=0)
+        return 3.0 * x + vj.tanh(x) - 0.5 * left - th
+    thetas = RNG.uniform(-1, 1, (2, 6))
+
+    def derivative(sparse):
+        return vj.vectorized_map(lambda th: vj.grad(lambda t: vj.reduce_sum(
+            vj.scipy.optimize.root(chain, np.zeros(6), args=(t,), sparse=sparse,
+                                   tol=1e-13).x ** 2))(th), thetas).numpy()
+    np.testing.assert_allclose(derivative(True), derivative(False), rtol=1e-10)
+
+
+def test_sparse_lu_of_the_last_matrix():
+    pattern = sparse_solve.SparsePattern(np.eye(3) + np.eye(3, k=1))
+    b = np.array([1.0, 2.0, 3.0])
+    for values in ([2.0, 1.0, 3.0, 1.0, 4.0], [2.0, 1.0, 3.0, 1.0, 5.0],
+                   [2.0, 1.0, 3.0, 1.0, 4.0]):
+        dense = pattern.matrix(values).toarray()
+        np.testing.assert_allclose(sparse_solve.sparse_solve(pattern, np.array(values), b)
+                                   .numpy(), np.linalg.solve(dense, b), rtol=1e-14)
+        np.testing.assert_allclose(sparse_solve.sparse_solve(pattern, np.array(values), b,
+                                                             transpose=True).numpy(),
+                                   np.linalg.solve(dense.T, b), rtol=1e-14)
+    with pytest.raises(ValueError, match="singular"):
+        sparse_solve.sparse_solve(pattern, np.array([2.0, 1.0, 0.0, 1.0, 4.0]), b)
+
+
+def test_solve_ivp_first_run():
+    def f(t, y, k):
+        return -k * y + vj.sin(t)
+    for y0, span, k in (([1.0], (0.0, 1.0), 0.5), ([2.0], (0.0, 1.0), 0.5),
+                        ([1.0], (0.0, 2.0), 0.5), ([1.0], (0.0, 1.0), 0.7)):
+        got = vj.scipy.integrate.solve_ivp(f, span, y0, args=(np.array(k),))
+        ref = si.solve_ivp(lambda t, y: -k * y + np.sin(t), span, y0)
+        np.testing.assert_array_equal(got.t, ref.t)
+        np.testing.assert_allclose(got.y.numpy(), ref.y, rtol=1e-12)

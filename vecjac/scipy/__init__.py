@@ -1,20 +1,23 @@
 """vj.scipy: vecjac and SciPy.
 
-- adapters for scipy.optimize (`fun_and_jac`, `hess`, `hessp`, `minimize`, `root`):
-  vecjac/_src/api/scipy/optimize.py;
+- `vj.scipy.optimize`: SciPy's solvers (root, fixed_point, minimize, least_squares,
+  newton_krylov) whose solutions are differentiable in their args, and the adapters
+  `fun_and_jac`, `hess`, `hessp`; `vj.scipy.minimize`, `root`, `fun_and_jac`, `hess`,
+  `hessp` are the same objects under their older names;
 - differentiable versions of SciPy functions, with SciPy's signatures:
   `vj.scipy.special` (special functions; the ufuncs among them also dispatch from
   `scipy.special.<name>(tensor)`), `vj.scipy.stats` (distributions' logpdf, pdf, cdf,
   logcdf), `vj.scipy.linalg` (solve_triangular, cho_solve, expm, sqrtm,
   solve_sylvester, solve_banded), `vj.scipy.signal` (convolve), `vj.scipy.integrate`
-  (odeint).
+  (odeint, solve_ivp).
 SciPy itself is imported at the first call that needs it, never with vecjac; these five
 namespaces load at their first use (together about 10 ms that `import vecjac` saves).
 """
 import importlib as _importlib
 
 from vecjac._src.api.scipy.jac import jac  # noqa: F401
-from vecjac._src.api.scipy.optimize import fun_and_jac, hess, hessp, minimize, root  # noqa: F401
+from vecjac.scipy import optimize  # noqa: F401
+from vecjac.scipy.optimize import fun_and_jac, hess, hessp, minimize, root  # noqa: F401
 
 _LAZY = ("integrate", "linalg", "signal", "special", "stats")
 

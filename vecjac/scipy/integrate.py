@@ -1,4 +1,5 @@
-"""vj.scipy.integrate: scipy.integrate.odeint, differentiable (vecjac/_src/api/scipy/odeint.py).
+"""vj.scipy.integrate: scipy.integrate.odeint and solve_ivp, differentiable
+(vecjac/_src/api/scipy/odeint.py, vecjac/_src/api/scipy/solve_ivp.py).
 
     >>> import numpy as np, vecjac as vj
     >>> decay = lambda y, t, k: -k * y
@@ -7,5 +8,6 @@
     -0.606531
 """
 from vecjac._src.api.scipy.odeint import odeint
+from vecjac._src.api.scipy.solve_ivp import solve_ivp
 
-__all__ = ["odeint"]
+__all__ = ["odeint", "solve_ivp"]

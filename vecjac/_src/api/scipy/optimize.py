@@ -11,8 +11,9 @@ SciPy's signatures (extra `args` are passed through to `f`, not differentiated):
              method="Newton-CG")
     root(vj.scipy.fun_and_jac(F), x0, jac=True)        # F: (n,) -> (n,)
 
-`vj.scipy.minimize` and `vj.scipy.root` do that wiring for you (they import SciPy lazily).
-The adapters themselves do not need SciPy.
+`vj.scipy.optimize.minimize` and `root` do that wiring for you and return solutions that
+are differentiable in their args (vecjac/_src/api/scipy/solvers.py). The adapters
+themselves do not need SciPy.
 """
 import importlib
 
@@ -26,17 +27,17 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
 from vecjac._src.transforms.tape.tape import GradientTape
 
-__all__ = ["fun_and_jac", "hess", "hessp", "minimize", "root"]
+__all__ = ["fun_and_jac", "hess", "hessp", "scipy_minimize", "as_x", "check_f"]
 
 _ZERO = UnconnectedGradients.ZERO
 
 
-def _check_f(f, what):
+def check_f(f, what):
     if not callable(f):
         raise TypeError(f"vj.scipy.{what}: f must be callable, got {type(f).__name__}")
 
 
-def _as_x(x, what, name="x"):
+def as_x(x, what, name="x"):
     try:
         arr = np.array(x, dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -66,10 +67,10 @@ def fun_and_jac(f):
     >>> fun(np.array([1.0, 2.0]))
     (5.0, array([2., 4.]))
     """
-    _check_f(f, "fun_and_jac")
+    check_f(f, "fun_and_jac")
 
     def fun(x, *args):
-        x = Tensor(_as_x(x, "fun_and_jac"))
+        x = Tensor(as_x(x, "fun_and_jac"))
         with strict(GradientTape(), "fun_and_jac") as tape:
             tape.watch(x)
             y = _output(f(x, *args), "fun_and_jac")
@@ -89,10 +90,10 @@ def hess(f):
     array([[ 6.,  0.],
            [ 0., 12.]])
     """
-    _check_f(f, "hess")
+    check_f(f, "hess")
 
     def hess_fn(x, *args):
-        x = _as_x(x, "hess")
+        x = as_x(x, "hess")
         H = hessian(lambda t: _output(f(t, *args), "hess"))(x)
         return np.array(H.numpy(), dtype=np.float64)
     return hess_fn
@@ -104,11 +105,11 @@ def hessp(f):
     The Hessian is never formed (see `vj.hvp`): right for large n with Newton-CG or
     trust-ncg / trust-krylov.
     """
-    _check_f(f, "hessp")
+    check_f(f, "hessp")
 
     def hessp_fn(x, p, *args):
-        x = _as_x(x, "hessp")
-        p = _as_x(p, "hessp", "p")
+        x = as_x(x, "hessp")
+        p = as_x(p, "hessp", "p")
         if p.shape != x.shape:
             raise ValueError(f"vj.scipy.hessp: p has shape {p.shape}, x has shape {x.shape}")
         hp = hvp(lambda t: _output(f(t, *args), "hessp"), x, p)
@@ -122,35 +123,20 @@ _NEEDS_HESS = {"dogleg", "trust-exact"}
 _TAKES_HESSP = {"newton-cg", "trust-ncg", "trust-krylov", "trust-constr"}
 
 
-def minimize(f, x0, args=(), method=None, **kwargs):
+def scipy_minimize(f, x0, args=(), method=None, **kwargs):
     """`scipy.optimize.minimize` with vecjac derivatives wired in (jac=True, and hess or
-    hessp as the method needs). Returns SciPy's OptimizeResult.
-
-    >>> vj.scipy.minimize(lambda x: vj.reduce_sum((x - 1.0) ** 2), np.zeros(3),
-    ...                   method="trust-exact").x
-    array([1., 1., 1.])
-    """
+    hessp as the method needs), on NumPy: SciPy's OptimizeResult as it is. The public,
+    differentiable vj.scipy.optimize.minimize runs it (vecjac/_src/api/scipy/solvers.py)."""
     optimize = _optimize()
-    _check_f(f, "minimize")
-    if kwargs.pop("jac", True) is not True:
-        raise ValueError("vj.scipy.minimize: jac is supplied by vecjac; do not pass it")
+    check_f(f, "minimize")
     fun = fun_and_jac(f)
     m = (method or "").lower()
     if m in _NEEDS_HESS and "hess" not in kwargs:
         kwargs["hess"] = hess(f)
     elif m in _TAKES_HESSP and "hess" not in kwargs and "hessp" not in kwargs:
         kwargs["hessp"] = hessp(f)
-    return optimize.minimize(fun, _as_x(x0, "minimize", "x0"), args=args,
-                                   method=method, jac=True, **kwargs)
-
-
-def root(f, x0, args=(), method="hybr", **kwargs):
-    """`scipy.optimize.root` of `f: (n,) -> (n,)` with the vecjac Jacobian (jac=True).
-    Returns SciPy's OptimizeResult."""
-    optimize = _optimize()
-    _check_f(f, "root")
-    return optimize.root(fun_and_jac(f), _as_x(x0, "root", "x0"), args=args,
-                               method=method, jac=True, **kwargs)
+    return optimize.minimize(fun, as_x(x0, "minimize", "x0"), args=args, method=method,
+                             jac=True, **kwargs)
 
 
 def _optimize():

@@ -1,0 +1,236 @@
+"""Differentiable solvers (issue 27): what a derivative costs next to the solve itself.
+
+    python benchmarks/solvers.py [--quick]
+
+One process, interleaved, minima of the repetitions, reported as ratios:
+1. root, F(x, theta) = A x + tanh(x) - theta: the primal solve (vj.scipy.optimize.root,
+   hybr with vecjac's dense Jacobian; for n = 10^5 the tridiagonal A, method="krylov"
+   with exact JVPs and sparse=True) against the backward pass of one gradient (a
+   weighted sum of x*: the Jacobian at x*, its condition estimate and one adjoint solve)
+   and, dense, the full Jacobian dx*/dtheta (pfor: every seed one right-hand side of
+   one solve), each replayed from one persistent tape.
+2. newton_krylov on the 2-D Bratu problem, 100 x 100 (n = 10^4), lambda = 6:
+   vecjac's exact-JVP Krylov Jacobian against SciPy's finite-difference one, on the same
+   vecjac F and on a plain NumPy F: outer (Newton) iterations, inner products J v and
+   time.
+3. solve_ivp on the stiff 2-D Brusselator, 32 x 32 (2048 unknowns), BDF: one primal
+   solve against the forward sensitivities for its 3 parameters (vj.jacfwd: one
+   augmented [y, ydot] solve per parameter, each with its sparse Jacobian).
+
+BLAS threads: one (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS = 1 unless set). On the
+2-core shared machine, OpenBLAS's threads turned a 100 x 100 solve from 0.1 ms into
+~180 ms now and then, which measured the machine's load, not the derivative.
+"""
+import os
+import sys
+import time
+
+for _name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS"):  # before NumPy loads BLAS
+    os.environ.setdefault(_name, "1")
+
+import numpy as np  # noqa: E402
+import scipy.optimize as so  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import vecjac as vj  # noqa: E402
+
+opt = vj.scipy.optimize
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+# -- 1. implicit derivative of root -------------------------------------------------------
+def dense_problem(n, seed=0):
+    rng = np.random.default_rng(seed)
+    A = rng.uniform(-1, 1, (n, n)) / np.sqrt(n)
+    A += np.diag(np.abs(A).sum(axis=1) + 1.0)
+    return A
+
+
+def F_dense(x, theta, A):
+    return vj.linalg.matvec(A, x) + vj.tanh(x) - theta
+
+
+def F_chain(x, theta):
+    left = vj.concat([vj.zeros(1, dtype=x.dtype), x[:-1]], axis=0)
+    right = vj.concat([x[1:], vj.zeros(1, dtype=x.dtype)], axis=0)
+    return 3.0 * x + vj.tanh(x) - 0.5 * (left + right) - theta
+
+
+def bench_root(n, repeat, sparse=False):
+    rng = np.random.default_rng(1)
+    theta = rng.uniform(-1, 1, n)
+    weights = rng.standard_normal(n)
+    if sparse:
+        options = dict(method="krylov", options={"fatol": 1e-10}, sparse=True)
+        fun, args = F_chain, ()
+    else:
+        options = dict(tol=1e-12)
+        fun, args = F_dense, (dense_problem(n),)
+    x0 = np.zeros(n)
+    t = vj.constant(theta)
+
+    def solve():
+        return opt.root(fun, x0, args=(t,) + args, **options).x
+
+    def record():
+        with vj.GradientTape(persistent=True) as tape:
+            tape.watch(t)
+            x = solve()
+            loss = vj.reduce_sum(weights * x)
+        return tape, x, loss
+    tape, x, loss = record()
+    tape.gradient(loss, t)  # first call: imports, sparsity detection (once per problem)
+    row = {"primal s": best(solve, repeat),
+           "gradient s": best(lambda: tape.gradient(loss, t), repeat)}
+    row["gradient / primal"] = row["gradient s"] / row["primal s"]
+    g = tape.gradient(loss, t).numpy()
+    if not sparse:  # independent check: J^-T w, J = A + diag(1 - tanh(x)^2)
+        expected = np.linalg.solve((args[0] + np.diag(1 - np.tanh(x.numpy()) ** 2)).T, weights)
+        row["gradient error"] = float(np.abs(g - expected).max() / np.abs(expected).max())
+    if n <= 1000 and not sparse:
+        row["jacobian s"] = best(lambda: tape.jacobian(x, t), repeat)
+        row["jacobian / primal"] = row["jacobian s"] / row["primal s"]
+    return row
+
+
+# -- 2. Newton-Krylov on 2-D Bratu -------------------------------------------------------
+def bratu_vj(u, lam, m):
+    U = vj.reshape(u, (m, m))
+    Z = vj.pad(U, [[1, 1], [1, 1]])
+    lap = (Z[:-2, 1:-1] + Z[2:, 1:-1] + Z[1:-1, :-2] + Z[1:-1, 2:] - 4 * U) * (m + 1) ** 2
+    return vj.reshape(lap + lam * vj.exp(U), (-1,))
+
+
+def bratu_np(u, lam, m):
+    U = u.reshape(m, m)
+    Z = np.pad(U, 1)
+    lap = (Z[:-2, 1:-1] + Z[2:, 1:-1] + Z[1:-1, :-2] + Z[1:-1, 2:] - 4 * U) * (m + 1) ** 2
+    return (lap + lam * np.exp(U)).reshape(-1)
+
+
+def bench_newton_krylov(m, repeat):
+    lam, n = 6.0, m * m
+    x0 = np.zeros(n)
+    tol = dict(f_tol=1e-8)
+    counts = {}
+
+    def counting(key, f):
+        def wrapped(x):
+            counts[key] = counts.get(key, 0) + 1
+            return f(x)
+        return wrapped
+
+    def outer(key):
+        def callback(x, f):
+            counts[key + " newton"] = counts.get(key + " newton", 0) + 1
+        return callback
+
+    def exact():
+        return opt.newton_krylov(counting_jvp(bratu_vj, counts), x0, args=(lam, m),
+                                 callback=outer("exact"), **tol)
+
+    def fd_vj():
+        return so.newton_krylov(counting("fd-vj F", lambda x: bratu_vj(
+            vj.constant(x), lam, m).numpy()), x0, callback=outer("fd-vj"), **tol)
+
+    def fd_np():
+        return so.newton_krylov(counting("fd-np F", lambda x: bratu_np(x, lam, m)), x0,
+                                callback=outer("fd-np"), **tol)
+    rows = {}
+    for name, fn in (("exact Jv (vecjac F)", exact), ("FD Jv (vecjac F)", fd_vj),
+                     ("FD Jv (NumPy F)", fd_np)):
+        counts.clear()
+        x = np.asarray(fn())
+        newton = [v for k, v in counts.items() if k.endswith("newton")]
+        evals = [v for k, v in counts.items() if k.endswith(" F")]
+        rows[name] = {"newton iterations": newton[0] if newton else None,
+                      "F evaluations": evals[0] if evals else None,
+                      "residual": float(np.abs(bratu_np(x, lam, m)).max()),
+                      "s": best(fn, repeat)}
+    return rows
+
+
+def counting_jvp(F, counts):
+    """F, counting its evaluations (each exact J v is one, under a ForwardAccumulator)."""
+    def wrapped(u, lam, m):
+        counts["exact F"] = counts.get("exact F", 0) + 1
+        return F(u, lam, m)
+    return wrapped
+
+
+# -- 3. solve_ivp sensitivities on the 2-D Brusselator -------------------------------------
+def brusselator(t, y, p, m):
+    a, b, alpha = p[0], p[1], p[2]
+    u = vj.reshape(y[:m * m], (m, m))
+    v = vj.reshape(y[m * m:], (m, m))
+
+    def lap(z):  # periodic 5-point Laplacian, unit square
+        return (vj.roll(z, 1, 0) + vj.roll(z, -1, 0) + vj.roll(z, 1, 1) + vj.roll(z, -1, 1) -
+                4 * z) * m ** 2
+    du = a + u * u * v - (b + 1) * u + alpha * lap(u)
+    dv = b * u - u * u * v + alpha * lap(v)
+    return vj.concat([vj.reshape(du, (-1,)), vj.reshape(dv, (-1,))], axis=0)
+
+
+def bench_brusselator(m, repeat, t_end=1.0):
+    xs = np.linspace(0, 1, m, endpoint=False)
+    X, Y = np.meshgrid(xs, xs, indexing="ij")
+    y0 = np.concatenate([(22 * Y * (1 - Y) ** 1.5).reshape(-1),
+                         (27 * X * (1 - X) ** 1.5).reshape(-1)])
+    p = np.array([3.4, 1.0, 0.1])
+    options = dict(method="BDF", rtol=1e-6, atol=1e-8, t_eval=[t_end])
+
+    def primal():
+        return vj.scipy.integrate.solve_ivp(brusselator, (0.0, t_end), y0, args=(p, m),
+                                            **options)
+
+    def sensitivities():
+        return vj.jacfwd(lambda q: vj.scipy.integrate.solve_ivp(
+            brusselator, (0.0, t_end), y0, args=(q, m), **options).y[:, -1])(p)
+    res = primal()
+    S = sensitivities()
+    eps = 1e-4
+    fd = (primal_with(p + [0, 0, eps], y0, m, options, t_end) -
+          primal_with(p - [0, 0, eps], y0, m, options, t_end)) / (2 * eps)
+    row = {"unknowns": y0.size, "steps (nfev)": int(res.nfev), "jacobians": int(res.njev),
+           "primal s": best(primal, repeat), "sensitivities s": best(sensitivities, repeat),
+           "d/dalpha vs FD (rel)": float(np.abs(S.numpy()[:, 2] - fd).max() /
+                                         np.abs(fd).max())}
+    row["sensitivities / primal"] = row["sensitivities s"] / row["primal s"]
+    return row
+
+
+def primal_with(p, y0, m, options, t_end):
+    return vj.scipy.integrate.solve_ivp(brusselator, (0.0, t_end), y0, args=(p, m),
+                                        **options).y.numpy()[:, -1]
+
+
+def shown(row):
+    return {k: float(f"{v:.4g}") if isinstance(v, float) else v for k, v in row.items()}
+
+
+def main():
+    quick = "--quick" in sys.argv
+    repeat = 2 if quick else 3
+    print("1. root: implicit derivative vs primal solve")
+    for n, sparse in ((100, False), (1000, False), (10 ** 4 if quick else 10 ** 5, True)):
+        print(f"  n = {n}{' sparse (krylov + SparseSolve)' if sparse else ' dense (hybr)'}:",
+              shown(bench_root(n, repeat, sparse)))
+    print("2. newton_krylov, 2-D Bratu", "50 x 50" if quick else "100 x 100")
+    for name, row in bench_newton_krylov(50 if quick else 100, repeat).items():
+        print(f"  {name}:", shown(row))
+    print("3. solve_ivp BDF, 2-D Brusselator", "16^2" if quick else "32^2",
+          "forward sensitivities (3 parameters) vs primal")
+    print("  ", shown(bench_brusselator(16 if quick else 32, repeat)))
+
+
+if __name__ == "__main__":
+    main()
