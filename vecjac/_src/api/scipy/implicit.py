@@ -235,12 +235,12 @@ def _reads_watched(problem, x0, params, what):
     """Run the residual once on constants: it must map (n,) to (n,) floats, and reach
     no tape or accumulator (it would only through a value it closes over, whose
     derivative would then be lost, silently)."""
-    before = [len(tape._entries) for tape in state.tapes]
+    before = [tape.entry_count for tape in state.tapes]
     r = problem.residual(Tensor(x0), *[_constant(p) for p in params])
     if not isinstance(r, Tensor) or r.shape != x0.shape or r.dtype.kind != "f":
         raise ValueError(f"{what}: {problem.fun_name} must return a float vector of x0's "
                          f"shape {x0.shape}, got {getattr(r, 'shape', type(r).__name__)}")
-    if any(len(tape._entries) > n for tape, n in zip(state.tapes, before)):
+    if any(tape.entry_count > n for tape, n in zip(state.tapes, before)):
         return True
     return any(tr.follows((r,)) for tr in state.followers)
 
