@@ -1,0 +1,256 @@
+"""Compiled loops of the colorings (vecjac/_src/api/coloring.py, bicoloring.py, acyclic.py).
+
+Greedy colorings visit vertices one after the other, each looking at its neighbors'
+colors: a loop that NumPy cannot vectorize without approximations, and that costs
+about 100 ns per visited neighbor in Python. Each loop here is plain Python that numba
+compiles (nopython, cache=True) when the problem is large enough to pay numba's import
+and cache load (0.4-0.5 s in a fresh process; a first compilation, once per machine,
+1-2 s); smaller problems run the same function uncompiled, which gives the same colors.
+numba is imported lazily (importlib), never at import of vecjac, and
+VECJAC_DISABLE_NUMBA=1 keeps it off (the callers then bound the work they accept in
+Python, or use their NumPy versions).
+
+Arrays are int64 (indptr, indices, orders) and colors start at -1 (uncolored).
+"""
+import importlib
+
+import numpy as np
+
+from vecjac._src.ops import kernels
+
+__all__ = ["run", "compiled", "COMPILE_WORK", "distance2", "smallest_last", "star", "acyclic"]
+
+#: Work (neighbor visits, about sum of degree^2) above which a loop is compiled: at
+#: ~100 ns a visit in Python, 5e5 visits take 50 ms, numba's load about 0.4 s.
+COMPILE_WORK = 2_000_000
+_compiled = {}
+_broken = set()
+
+
+def run(source, work, *arrays):
+    """`source(*arrays)`, compiled by numba when `work` exceeds COMPILE_WORK and numba is
+    enabled and works, else in Python. Returns whatever the loop returns."""
+    kernel = compiled(source) if work > COMPILE_WORK else None
+    if kernel is not None:
+        try:
+            return kernel(*arrays)
+        except Exception:  # noqa: BLE001  (an input numba cannot type: Python from now on)
+            _broken.add(source.__name__)
+    return source(*arrays)
+
+
+def compiled(source):
+    """The numba-compiled `source`, or None (numba disabled, missing or failing)."""
+    name = source.__name__
+    if name in _broken or not kernels.numba_enabled():
+        return None
+    kernel = _compiled.get(name)
+    if kernel is None:
+        try:
+            numba = importlib.import_module("numba")
+            kernel = _compiled[name] = numba.njit(cache=True, nogil=True)(source)
+        except Exception:  # noqa: BLE001  (numba missing or unusable here)
+            _broken.add(name)
+            return None
+    return kernel
+
+
+# -- distance-2 coloring of columns (rows: the same on the transpose) -------------------------
+def distance2(row_ptr, row_cols, col_ptr, col_rows, order, colors):
+    """Greedy: each column in `order` takes the smallest color that no column sharing a
+    row with it has. `colors` (-1 = uncolored) is filled in place; returns the count."""
+    n = colors.size
+    mark = np.full(n + 1, -1, dtype=np.int64)  # mark[c] == v: color c is taken near v
+    count = 0
+    for v in order:
+        for p in range(col_ptr[v], col_ptr[v + 1]):
+            r = col_rows[p]
+            for q in range(row_ptr[r], row_ptr[r + 1]):
+                c = colors[row_cols[q]]
+                if c >= 0:
+                    mark[c] = v
+        c = 0
+        while mark[c] == v:
+            c += 1
+        colors[v] = c
+        if c + 1 > count:
+            count = c + 1
+    return count
+
+
+def smallest_last(row_ptr, row_cols, col_ptr, col_rows, degree):
+    """The smallest-last order of the columns' conflict graph (Matula and Beck): take
+    away a column of smallest remaining degree, repeatedly; color in the reverse order.
+    Degrees count a neighbor once per shared row (`degree`, modified in place)."""
+    n = degree.size
+    top = 0
+    for v in range(n):
+        if degree[v] > top:
+            top = degree[v]
+    head = np.full(top + 1, -1, dtype=np.int64)   # buckets of columns by degree
+    nxt = np.full(n, -1, dtype=np.int64)
+    prv = np.full(n, -1, dtype=np.int64)
+    for v in range(n - 1, -1, -1):
+        d = degree[v]
+        nxt[v] = head[d]
+        if head[d] >= 0:
+            prv[head[d]] = v
+        head[d] = v
+    gone = np.zeros(n, dtype=np.bool_)
+    order = np.empty(n, dtype=np.int64)
+    low = 0
+    for k in range(n - 1, -1, -1):
+        while head[low] < 0:
+            low += 1
+        v = head[low]
+        head[low] = nxt[v]
+        if nxt[v] >= 0:
+            prv[nxt[v]] = -1
+        gone[v] = True
+        order[k] = v
+        for p in range(col_ptr[v], col_ptr[v + 1]):
+            r = col_rows[p]
+            for q in range(row_ptr[r], row_ptr[r + 1]):
+                w = row_cols[q]
+                if gone[w]:
+                    continue
+                d = degree[w]  # move w from bucket d to d - 1
+                if prv[w] >= 0:
+                    nxt[prv[w]] = nxt[w]
+                else:
+                    head[d] = nxt[w]
+                if nxt[w] >= 0:
+                    prv[nxt[w]] = prv[w]
+                d -= 1
+                degree[w] = d
+                prv[w] = -1
+                nxt[w] = head[d]
+                if head[d] >= 0:
+                    prv[head[d]] = w
+                head[d] = w
+                if d < low:
+                    low = d
+    return order
+
+
+# -- star coloring of a symmetric graph (Hessians, and the bipartite graph of bicoloring) -----
+def star(indptr, indices, order, colors):
+    """Greedy star coloring (Gebremedhin, Manne and Pothen 2005, Algorithm 4.1): a
+    distance-1 coloring in which every path on four vertices has three colors. Vertex v
+    may not take the color of a neighbor w, nor of a vertex x two steps away through an
+    uncolored w (the path would be two-colored once w is), nor of x when w is colored
+    and x has a neighbor y != w of w's color (a two-colored path v-w-x-y). Self-loops
+    are skipped. Returns the color count."""
+    n = colors.size
+    mark = np.full(n + 1, -1, dtype=np.int64)
+    count = 0
+    for v in order:
+        for p in range(indptr[v], indptr[v + 1]):
+            w = indices[p]
+            if w == v:
+                continue
+            cw = colors[w]
+            if cw >= 0:
+                mark[cw] = v
+            for q in range(indptr[w], indptr[w + 1]):
+                x = indices[q]
+                cx = colors[x]
+                if x == v or x == w or cx < 0 or mark[cx] == v:
+                    continue
+                if cw < 0:
+                    mark[cx] = v
+                else:
+                    for s in range(indptr[x], indptr[x + 1]):
+                        y = indices[s]
+                        if y != w and y != x and colors[y] == cw:
+                            mark[cx] = v
+                            break
+        c = 0
+        while mark[c] == v:
+            c += 1
+        colors[v] = c
+        if c + 1 > count:
+            count = c + 1
+    return count
+
+
+# -- acyclic coloring (Hessians recovered by substitution) ----------------------------------
+def _find(parent, e):
+    root = e
+    while parent[root] != root:
+        root = parent[root]
+    while parent[e] != root:  # path compression
+        nxt = parent[e]
+        parent[e] = root
+        e = nxt
+    return root
+
+
+def _union(parent, a, b):
+    ra = _find(parent, a)
+    rb = _find(parent, b)
+    if ra != rb:
+        parent[ra] = rb
+
+
+def acyclic(indptr, indices, mirror, order, colors, tree):
+    """Greedy acyclic coloring: a distance-1 coloring in which every cycle has three
+    colors, so that the edges between any two color classes form a forest. The edges
+    (CSR positions; `mirror[p]` is the position of the same edge seen from its other
+    end) between colored vertices are kept in union-find sets, one set per two-colored
+    tree (`tree`, filled in place: a position's root). Vertex v may not take color c
+    when two of its neighbors lie in one tree with colors {c, d}: v would close a
+    cycle. Self-loops are skipped (they are the diagonal). Returns the color count."""
+    n = colors.size
+    mark = np.full(n + 1, -1, dtype=np.int64)
+    seen_by = np.full(indices.size, -1, dtype=np.int64)  # tree root -> neighbor that saw it
+    seen_at = np.full(indices.size, -1, dtype=np.int64)  # ... for vertex v
+    first = np.full(n + 1, -1, dtype=np.int64)           # color d -> v's first edge to d
+    count = 0
+    for v in order:
+        for p in range(indptr[v], indptr[v + 1]):
+            w = indices[p]
+            if w == v or colors[w] < 0:
+                continue
+            mark[colors[w]] = v
+        for p in range(indptr[v], indptr[v + 1]):
+            w = indices[p]
+            if w == v or colors[w] < 0:
+                continue
+            for q in range(indptr[w], indptr[w + 1]):
+                x = indices[q]
+                if x == w or x == v or colors[x] < 0:
+                    continue
+                root = _find(tree, q)
+                if seen_at[root] != v:
+                    seen_at[root] = v
+                    seen_by[root] = w
+                elif seen_by[root] != w:
+                    mark[colors[x]] = v  # w and the first neighbor share tree `root`
+        c = 0
+        while mark[c] == v:
+            c += 1
+        colors[v] = c
+        if c + 1 > count:
+            count = c + 1
+        # v joins the trees of its colored neighbors: edge v-w with w's edges to color c,
+        # and with v's other edges to w's color
+        for p in range(indptr[v], indptr[v + 1]):
+            w = indices[p]
+            if w == v or colors[w] < 0:
+                continue
+            _union(tree, p, mirror[p])
+            d = colors[w]
+            if first[d] >= 0 and mark[d] == v and first[d] != p:
+                _union(tree, p, first[d])
+            first[d] = p
+            for q in range(indptr[w], indptr[w + 1]):
+                x = indices[q]
+                if x != v and x != w and colors[x] == c:
+                    _union(tree, p, q)
+                    break
+        for p in range(indptr[v], indptr[v + 1]):  # reset first[] for the next vertex
+            w = indices[p]
+            if w != v and colors[w] >= 0:
+                first[colors[w]] = -1
+    return count
