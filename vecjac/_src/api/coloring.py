@@ -44,6 +44,7 @@ MAX_STAR_WORK = 2_000_000
 #: Above this conflict work the compiled greedy pays its load (0.4 s): the NumPy greedy
 #: takes 0.08 s at 2.4e6 (Brusselator 128^2), 1.6 s at 1.9e7 (512^2).
 COMPILED_D2_WORK = 5_000_000
+MAX_COMPILED_STAR_WORK = 1_000_000_000
 _MAX_BATCHES = 4096  # residue classes colored one after the other, at most
 
 
@@ -108,46 +109,26 @@ def _col_of(pc):
 
 def symmetric_coloring(p):
     """(colors (n,), ncolors) of the columns of symmetric p for Hessians: the better of a
-    distance-2 coloring (NumPy, always) and a greedy star coloring (Gebremedhin, Manne
-    and Pothen 2005, Algorithm 4.1; largest degree first) where that can use fewer
-    colors: a hub row (an arrowhead) forces n distance-2 colors, but only 2 star colors."""
+    distance-2 coloring and a greedy star coloring (Gebremedhin, Manne and Pothen 2005,
+    Algorithm 4.1, coloring_kernels.star; largest degree first) where that can use fewer
+    colors: a hub row (an arrowhead) forces n distance-2 colors, but only 2 star colors.
+    The star coloring is compiled for large patterns; without numba it runs in Python
+    only up to MAX_STAR_WORK."""
     d2 = column_coloring(p)
     n = p.shape[0]
     degrees = np.diff(p.indptr).astype(np.int64)
-    if n == 0 or p.nnz == 0 or int(degrees @ degrees) > MAX_STAR_WORK:
+    work = int(degrees @ degrees)
+    limit = MAX_COMPILED_STAR_WORK if coloring_kernels.available() else MAX_STAR_WORK
+    if n == 0 or p.nnz == 0 or work > limit:
         return d2
     if d2 is not None and d2[1] <= int(degrees.max()) // 2 + 2:
-        return d2  # near the bound a star coloring can reach: not worth the Python loop
-    star = _star(p.indptr, p.indices, n, np.argsort(-degrees, kind="stable"))
-    return star if d2 is None or star[1] < d2[1] else d2
-
-
-def _star(indptr, indices, n, order):
-    nbrs = [[int(w) for w in indices[indptr[v]:indptr[v + 1]] if w != v] for v in range(n)]
-    color = [-1] * n
-    for v in order.tolist():
-        forbidden = set()
-        for w in nbrs[v]:
-            cw = color[w]
-            if cw >= 0:
-                forbidden.add(cw)
-            for x in nbrs[w]:
-                cx = color[x]
-                if x == v or cx < 0:
-                    continue
-                if cw < 0:
-                    forbidden.add(cx)  # v-w-x would be two-colored through w later
-                elif cx not in forbidden:
-                    for y in nbrs[x]:  # a path v-w-x-y two-colored: x's color is out
-                        if y != w and color[y] == cw:
-                            forbidden.add(cx)
-                            break
-        c = 0
-        while c in forbidden:
-            c += 1
-        color[v] = c
-    colors = np.asarray(color, dtype=np.int64)
-    return colors, int(colors.max()) + 1
+        return d2  # near the bound a star coloring can reach: not worth the loop
+    colors = np.full(n, -1, dtype=np.int64)
+    count = coloring_kernels.run(coloring_kernels.star, work,
+                                 p.indptr.astype(np.int64), p.indices.astype(np.int64),
+                                 np.argsort(-degrees, kind="stable").astype(np.int64),
+                                 colors)
+    return (colors, int(count)) if d2 is None or count < d2[1] else d2
 
 
 def row_coloring(p):

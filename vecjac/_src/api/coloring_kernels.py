@@ -13,12 +13,14 @@ Python, or use their NumPy versions).
 Arrays are int64 (indptr, indices, orders) and colors start at -1 (uncolored).
 """
 import importlib
+import importlib.util
 
 import numpy as np
 
 from vecjac._src.ops import kernels
 
-__all__ = ["run", "compiled", "COMPILE_WORK", "distance2", "smallest_last", "star", "acyclic"]
+__all__ = ["run", "compiled", "available", "COMPILE_WORK", "distance2", "smallest_last", "star",
+           "acyclic", "forest_preorder"]
 
 #: Work (neighbor visits, about sum of degree^2) above which a loop is compiled: at
 #: ~100 ns a visit in Python, 5e5 visits take 50 ms, numba's load about 0.4 s.
@@ -37,6 +39,12 @@ def run(source, work, *arrays):
         except Exception:  # noqa: BLE001  (an input numba cannot type: Python from now on)
             _broken.add(source.__name__)
     return source(*arrays)
+
+
+def available():
+    """Whether large loops would run compiled (numba enabled and installed), without
+    importing numba."""
+    return kernels.numba_enabled() and importlib.util.find_spec("numba") is not None
 
 
 def compiled(source):
@@ -175,24 +183,6 @@ def star(indptr, indices, order, colors):
 
 
 # -- acyclic coloring (Hessians recovered by substitution) ----------------------------------
-def _find(parent, e):
-    root = e
-    while parent[root] != root:
-        root = parent[root]
-    while parent[e] != root:  # path compression
-        nxt = parent[e]
-        parent[e] = root
-        e = nxt
-    return root
-
-
-def _union(parent, a, b):
-    ra = _find(parent, a)
-    rb = _find(parent, b)
-    if ra != rb:
-        parent[ra] = rb
-
-
 def acyclic(indptr, indices, mirror, order, colors, tree):
     """Greedy acyclic coloring: a distance-1 coloring in which every cycle has three
     colors, so that the edges between any two color classes form a forest. The edges
@@ -221,7 +211,10 @@ def acyclic(indptr, indices, mirror, order, colors, tree):
                 x = indices[q]
                 if x == w or x == v or colors[x] < 0:
                     continue
-                root = _find(tree, q)
+                root = q
+                while tree[root] != root:  # union-find, path halving
+                    tree[root] = tree[tree[root]]
+                    root = tree[root]
                 if seen_at[root] != v:
                     seen_at[root] = v
                     seen_by[root] = w
@@ -239,18 +232,68 @@ def acyclic(indptr, indices, mirror, order, colors, tree):
             w = indices[p]
             if w == v or colors[w] < 0:
                 continue
-            _union(tree, p, mirror[p])
             d = colors[w]
-            if first[d] >= 0 and mark[d] == v and first[d] != p:
-                _union(tree, p, first[d])
+            same = first[d]  # v's earlier edge to color d: the same tree, through v
             first[d] = p
+            across = -1      # w's edge to color c: the same tree, through w
             for q in range(indptr[w], indptr[w + 1]):
                 x = indices[q]
                 if x != v and x != w and colors[x] == c:
-                    _union(tree, p, q)
+                    across = q
                     break
+            for other in (mirror[p], same, across):
+                if other < 0:
+                    continue
+                a = p  # union of the sets of p and other (numba: no helper calls)
+                while tree[a] != a:
+                    tree[a] = tree[tree[a]]
+                    a = tree[a]
+                b = other
+                while tree[b] != b:
+                    tree[b] = tree[tree[b]]
+                    b = tree[b]
+                if a != b:
+                    tree[a] = b
         for p in range(indptr[v], indptr[v + 1]):  # reset first[] for the next vertex
             w = indices[p]
             if w != v and colors[w] >= 0:
                 first[colors[w]] = -1
     return count
+
+
+def forest_preorder(node_ptr, node_nbr, order, depth, end):
+    """Depth-first preorder of a forest (CSR adjacency over its nodes): `order` receives
+    the nodes in preorder, `depth[v]` each node's depth (0 at its tree's root, the
+    first node of the tree met in index order), `end[v]` the preorder position just past
+    v's subtree. Returns the parent of each node (-1 at roots)."""
+    n = node_ptr.size - 1
+    parent = np.full(n, -1, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(2 * n + 1, dtype=np.int64)  # each node: opened, later closed
+    k = 0
+    for root in range(n):
+        if seen[root]:
+            continue
+        top = 0
+        stack[0] = root
+        seen[root] = True
+        depth[root] = 0
+        while top >= 0:
+            v = stack[top]
+            top -= 1
+            if v < 0:  # v's subtree is done
+                end[-v - 1] = k
+                continue
+            order[k] = v
+            k += 1
+            top += 1
+            stack[top] = -v - 1  # closes v after its children
+            for p in range(node_ptr[v], node_ptr[v + 1]):
+                w = node_nbr[p]
+                if not seen[w]:
+                    seen[w] = True
+                    parent[w] = v
+                    depth[w] = depth[v] + 1
+                    top += 1
+                    stack[top] = w
+    return parent
