@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import scipy.sparse  # noqa: E402, F401  (its import is not part of the first call)
 
 import vecjac as vj  # noqa: E402
-from vecjac._src.api import sparse as sparse_module  # noqa: E402
+from vecjac._src.api.sparse_plan import make_plan  # noqa: E402
 
 ALPHA = 10.0
 
@@ -91,7 +91,7 @@ def child(kind, size, mode, calls):
         jitted(x)
     call_jit = statistics.median(_time(lambda: jitted(x))[0] for _ in range(calls))
     detect, pattern = _time(lambda: vj.jacobian_sparsity(f, x))
-    color, _ = _time(lambda: sparse_module._color(pattern, mode, False, x.dtype, "bench"))
+    color, _ = _time(lambda: make_plan(pattern, mode, False, x.dtype))
     rows = int(np.diff(pattern.indptr).max())
     cols = int(np.bincount(pattern.indices, minlength=pattern.shape[1]).max())
     return dict(kind=kind, size=size, mode=prepared.mode, unknowns=int(x.size),

@@ -21,6 +21,7 @@ tracer records the traced ops (as tapes inside an accumulator do), and the trace
 the backward pass like any other computation.
 """
 import warnings
+import weakref
 
 import numpy as np
 
@@ -129,6 +130,8 @@ class SparsityTracer(Transform):
             result = self._rule(op, tensors, outs, attrs)
             for o, p in zip(outs, result):
                 table[o._tid] = p if o.dtype.kind in "fc" else None
+                # the pattern dies with its value: a trace holds only the live ones
+                weakref.finalize(o, table.pop, o._tid, None)
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs

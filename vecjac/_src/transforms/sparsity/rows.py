@@ -1,0 +1,112 @@
+"""Fast row operations on boolean CSR patterns, for the hot rules of patterns.py.
+
+Most patterns a stencil or an element-wise program traces have (nearly) the same number
+of entries in every row: the identity (one), shifted copies of it, their unions. Such a
+pattern is a dense (rows, width) block of column indices, and the hot operations become
+whole-array NumPy operations without any per-row work:
+- take_rows (every layout op: reshape, slices, roll, stack, gathers): one fancy index of
+  the block's rows (scipy's row indexing walks the rows one by one: 2x slower);
+- union (every broadcasting op with two traced inputs): the blocks side by side, sorted
+  along the rows, duplicates dropped (scipy's csr_plus_csr also builds a data array of
+  sums and merges row by row: 2x slower, measured at 10^6 rows);
+- vstack: the index arrays concatenated.
+Rows of uneven length are padded with the sentinel column n (which sorts last) when the
+padding stays below the entries themselves (PADDING); a pattern with a few long rows
+(a dense row of an arrowhead) takes scipy's general operations instead.
+Indices are int32 when the columns fit (half the memory of int64, which scipy would
+also choose).
+"""
+import importlib
+
+import numpy as np
+
+__all__ = ["csr", "index_dtype", "block", "take_rows", "union", "vstack"]
+
+PADDING = 2  # a padded block may hold up to PADDING times the entries
+
+
+def sparse():
+    return importlib.import_module("scipy.sparse")
+
+
+def index_dtype(n, nnz=0):
+    return np.int32 if max(n, nnz) < 2 ** 31 - 1 else np.int64
+
+
+def csr(indptr, indices, shape):
+    """A boolean CSR array from canonical (sorted, unique per row) arrays, without the
+    format checks of scipy's constructor (the arrays are ours)."""
+    sp = sparse()
+    dtype = index_dtype(shape[1], len(indices))
+    p = sp.csr_array(shape, dtype=bool)
+    p.indptr = np.asarray(indptr, dtype=dtype)
+    p.indices = np.asarray(indices, dtype=dtype)
+    p.data = np.ones(len(indices), dtype=bool)
+    p.has_canonical_format = True
+    return p
+
+
+def block(p):
+    """(rows, width) column indices of p, rows padded with p.shape[1], or None when the
+    padding would exceed PADDING times the entries."""
+    m, n = p.shape
+    counts = np.diff(p.indptr)
+    width = int(counts.max()) if m else 0
+    if m and width and int(counts.min()) == width:
+        return p.indices.reshape(m, width)
+    if width == 0 or m * width > PADDING * p.nnz:
+        return None
+    out = np.full((m, width), n, dtype=p.indices.dtype)
+    rows = np.repeat(np.arange(m), counts)
+    out[rows, np.arange(p.nnz) - np.repeat(p.indptr[:-1], counts)] = p.indices
+    return out
+
+
+def _from_block(b, n):
+    """The CSR pattern of a block whose entries other than the padding (sentinel n) are
+    sorted along each row."""
+    m, width = b.shape
+    keep = b != n
+    if keep.all():
+        return csr(np.arange(m + 1, dtype=np.int64) * width, b.reshape(-1), (m, n))
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(keep.sum(axis=1), out=indptr[1:])
+    return csr(indptr, b[keep], (m, n))
+
+
+def take_rows(p, src):
+    """Rows `src` (an int array, -1 for an empty row) of pattern p, or None when p has no
+    dense block (the caller uses scipy)."""
+    b = block(p)
+    if b is None:
+        return None
+    n = p.shape[1]
+    missing = src < 0
+    if missing.any():
+        out = b[np.where(missing, 0, src)]
+        out[missing] = n
+        return _from_block(out, n)
+    return _from_block(b[src], n)
+
+
+def union(patterns, m, n):
+    """The element-wise OR of same-shaped patterns, or None when one of them has no dense
+    block."""
+    blocks = [block(p) for p in patterns]
+    if any(b is None for b in blocks):
+        return None
+    both = np.concatenate(blocks, axis=1)
+    both.sort(axis=1)
+    dup = both[:, 1:] == both[:, :-1]
+    if dup.any():  # a duplicate becomes padding (_from_block drops it, order kept)
+        both[:, 1:][dup] = n
+    return _from_block(both, n)
+
+
+def vstack(parts, n):
+    """The rows of `parts` (CSR patterns with n columns) one after the other."""
+    offsets = np.cumsum([0] + [p.nnz for p in parts])
+    indptr = np.concatenate([p.indptr[:-1].astype(np.int64) + o for p, o in
+                             zip(parts, offsets[:-1])] + [offsets[-1:]])
+    indices = np.concatenate([p.indices for p in parts])
+    return csr(indptr, indices, (sum(p.shape[0] for p in parts), n))
