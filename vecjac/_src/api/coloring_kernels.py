@@ -25,6 +25,8 @@ __all__ = ["run", "compiled", "available", "COMPILE_WORK", "distance2", "smalles
 #: Work (neighbor visits, about sum of degree^2) above which a loop is compiled: at
 #: ~100 ns a visit in Python, 5e5 visits take 50 ms, numba's load about 0.4 s.
 COMPILE_WORK = 2_000_000
+HUB_DEGREE = 64     # star: neighbors' colors counted for vertices of higher degree
+TABLE_COLORS = 64   # ... for this many colors (the others are scanned)
 _compiled = {}
 _broken = set()
 
@@ -148,9 +150,21 @@ def star(indptr, indices, order, colors):
     may not take the color of a neighbor w, nor of a vertex x two steps away through an
     uncolored w (the path would be two-colored once w is), nor of x when w is colored
     and x has a neighbor y != w of w's color (a two-colored path v-w-x-y). Self-loops
-    are skipped. Returns the color count."""
+    are skipped. Returns the color count.
+
+    That last test scans x's neighbors; for vertices of high degree (a dense row or
+    column: the scan would repeat for every v, n^2 in all) the count of neighbors of
+    each of the first TABLE_COLORS colors is kept up to date instead: x has such a y
+    exactly when it has two neighbors of w's color (w is one)."""
     n = colors.size
     mark = np.full(n + 1, -1, dtype=np.int64)
+    slot = np.full(n, -1, dtype=np.int64)  # row of a high-degree vertex in `table`
+    hubs = 0
+    for v in range(n):
+        if indptr[v + 1] - indptr[v] > HUB_DEGREE:
+            slot[v] = hubs
+            hubs += 1
+    table = np.zeros((hubs, TABLE_COLORS), dtype=np.int64)
     count = 0
     for v in order:
         for p in range(indptr[v], indptr[v + 1]):
@@ -167,6 +181,9 @@ def star(indptr, indices, order, colors):
                     continue
                 if cw < 0:
                     mark[cx] = v
+                elif slot[x] >= 0 and cw < TABLE_COLORS:
+                    if table[slot[x], cw] >= 2:
+                        mark[cx] = v
                 else:
                     for s in range(indptr[x], indptr[x + 1]):
                         y = indices[s]
@@ -179,6 +196,11 @@ def star(indptr, indices, order, colors):
         colors[v] = c
         if c + 1 > count:
             count = c + 1
+        if c < TABLE_COLORS:
+            for p in range(indptr[v], indptr[v + 1]):
+                u = indices[p]
+                if u != v and slot[u] >= 0:
+                    table[slot[u], c] += 1
     return count
 
 

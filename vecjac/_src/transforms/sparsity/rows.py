@@ -81,12 +81,16 @@ def take_rows(p, src):
     if b is None:
         return None
     n = p.shape[1]
-    missing = src < 0
-    if missing.any():
-        out = b[np.where(missing, 0, src)]
-        out[missing] = n
-        return _from_block(out, n)
-    return _from_block(b[src], n)
+    present = src >= 0
+    if present.all():
+        return _from_block(b[src], n)
+    taken = b[src[present]]  # only the rows that exist (a missing row copies nothing)
+    keep = taken != n
+    counts = np.zeros(src.size, dtype=np.int64)
+    counts[present] = keep.sum(axis=1)
+    indptr = np.zeros(src.size + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    return csr(indptr, taken[keep], (src.size, n))
 
 
 def union(patterns, m, n):
