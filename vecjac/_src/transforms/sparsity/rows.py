@@ -20,9 +20,11 @@ import importlib
 
 import numpy as np
 
-__all__ = ["csr", "index_dtype", "block", "take_rows", "union", "vstack"]
+__all__ = ["csr", "index_dtype", "block", "take_rows", "union", "vstack", "ordered",
+           "canonical"]
 
 PADDING = 2  # a padded block may hold up to PADDING times the entries
+MAX_COMPARISONS = 64  # union: column comparisons per pair of blocks before sorting instead
 
 
 def sparse():
@@ -33,8 +35,8 @@ def index_dtype(n, nnz=0):
     return np.int32 if max(n, nnz) < 2 ** 31 - 1 else np.int64
 
 
-def csr(indptr, indices, shape):
-    """A boolean CSR array from canonical (sorted, unique per row) arrays, without the
+def csr(indptr, indices, shape, ordered=True):
+    """A boolean CSR array from arrays unique per row (sorted when `ordered`), without the
     format checks of scipy's constructor (the arrays are ours)."""
     sp = sparse()
     dtype = index_dtype(shape[1], len(indices))
@@ -42,7 +44,24 @@ def csr(indptr, indices, shape):
     p.indptr = np.asarray(indptr, dtype=dtype)
     p.indices = np.asarray(indices, dtype=dtype)
     p.data = np.ones(len(indices), dtype=bool)
-    p.has_canonical_format = True
+    if ordered:
+        p.has_canonical_format = True
+    else:  # scipy sorts (sort_indices) where an operation needs it
+        p.has_sorted_indices = False
+    return p
+
+
+def ordered(p):
+    """Whether p's indices are sorted within rows (scipy's flag: checked once, then kept)."""
+    return bool(p.has_sorted_indices)
+
+
+def canonical(p):
+    """p with sorted indices (a copy when they were not)."""
+    if ordered(p):
+        return p
+    p = p.copy()
+    p.sort_indices()
     return p
 
 
@@ -62,16 +81,17 @@ def block(p):
     return out
 
 
-def _from_block(b, n):
-    """The CSR pattern of a block whose entries other than the padding (sentinel n) are
-    sorted along each row."""
+def _from_block(b, n, in_order=True):
+    """The CSR pattern of a block (padding: the sentinel n); `in_order`: its other entries
+    are sorted along each row."""
     m, width = b.shape
     keep = b != n
     if keep.all():
-        return csr(np.arange(m + 1, dtype=np.int64) * width, b.reshape(-1), (m, n))
+        return csr(np.arange(m + 1, dtype=np.int64) * width, b.reshape(-1), (m, n),
+                   in_order)
     indptr = np.zeros(m + 1, dtype=np.int64)
     np.cumsum(keep.sum(axis=1), out=indptr[1:])
-    return csr(indptr, b[keep], (m, n))
+    return csr(indptr, b[keep], (m, n), in_order)
 
 
 def take_rows(p, src):
@@ -83,28 +103,41 @@ def take_rows(p, src):
     n = p.shape[1]
     present = src >= 0
     if present.all():
-        return _from_block(b[src], n)
+        return _from_block(b[src], n, ordered(p))
     taken = b[src[present]]  # only the rows that exist (a missing row copies nothing)
     keep = taken != n
     counts = np.zeros(src.size, dtype=np.int64)
     counts[present] = keep.sum(axis=1)
     indptr = np.zeros(src.size + 1, dtype=np.int64)
     np.cumsum(counts, out=indptr[1:])
-    return csr(indptr, taken[keep], (src.size, n))
+    return csr(indptr, taken[keep], (src.size, n), ordered(p))
 
 
 def union(patterns, m, n):
     """The element-wise OR of same-shaped patterns, or None when one of them has no dense
-    block."""
+    block. Narrow blocks are merged without sorting: each entry of the next block is
+    compared with the entries of the union so far in its row (a few whole-column
+    comparisons), duplicates become padding, and the row order is left as it falls
+    (tracer.pattern sorts the final pattern once)."""
     blocks = [block(p) for p in patterns]
     if any(b is None for b in blocks):
         return None
-    both = np.concatenate(blocks, axis=1)
-    both.sort(axis=1)
-    dup = both[:, 1:] == both[:, :-1]
-    if dup.any():  # a duplicate becomes padding (_from_block drops it, order kept)
-        both[:, 1:][dup] = n
-    return _from_block(both, n)
+    acc = blocks[0]
+    for b in blocks[1:]:
+        if acc.shape[1] * b.shape[1] > MAX_COMPARISONS:
+            both = np.concatenate(blocks, axis=1)
+            both.sort(axis=1)
+            dup = both[:, 1:] == both[:, :-1]
+            if dup.any():  # a duplicate becomes padding (_from_block drops it)
+                both[:, 1:][dup] = n
+            return _from_block(both, n)
+        fresh = b.copy()
+        for j in range(b.shape[1]):
+            column = fresh[:, j]
+            for i in range(acc.shape[1]):
+                column[acc[:, i] == column] = n
+        acc = np.concatenate([acc, fresh], axis=1)
+    return _from_block(acc, n, in_order=False)
 
 
 def vstack(parts, n):
@@ -113,4 +146,5 @@ def vstack(parts, n):
     indptr = np.concatenate([p.indptr[:-1].astype(np.int64) + o for p, o in
                              zip(parts, offsets[:-1])] + [offsets[-1:]])
     indices = np.concatenate([p.indices for p in parts])
-    return csr(indptr, indices, (sum(p.shape[0] for p in parts), n))
+    return csr(indptr, indices, (sum(p.shape[0] for p in parts), n),
+               all(ordered(p) for p in parts))

@@ -30,7 +30,7 @@ from vecjac._src.core.dispatch import apply, record
 from vecjac._src.core.errors import _HOW, _call_site
 from vecjac._src.transforms.forward.rules import self_adjoint
 from vecjac._src.transforms.pfor import converters
-from vecjac._src.transforms.sparsity import patterns
+from vecjac._src.transforms.sparsity import patterns, rows
 
 __all__ = ["SparsityWarning", "SparsityTracer"]
 
@@ -78,7 +78,7 @@ class SparsityTracer(Transform):
     def pattern(self, tensor):
         """The pattern of `tensor` (empty when it does not depend on the traced inputs)."""
         p = self._patterns.get(tensor._tid)
-        return p if p is not None else patterns.empty(tensor.size, self.n)
+        return rows.canonical(p) if p is not None else patterns.empty(tensor.size, self.n)
 
     # -- the transform ----------------------------------------------------------------------
     def follows(self, tensors):
