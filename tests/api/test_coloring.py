@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from vecjac._src.api import coloring, coloring_kernels
+from vecjac._src.api import acyclic, coloring, coloring_kernels
 
 
 def banded(n, lower, upper):
@@ -57,3 +57,58 @@ def test_compiled_loop_equals_python():
         pytest.skip("numba not available")
     assert kernel(*arrays, order, a) == coloring_kernels.distance2(*arrays, order, b)
     assert np.array_equal(a, b)
+
+
+def random_symmetric(n, density, seed):
+    rng = np.random.default_rng(seed)
+    a = sp.random(n, n, density=density, random_state=rng, format="csr") != 0
+    p = sp.csr_array(a + a.T + sp.eye_array(n, dtype=bool))
+    p.sum_duplicates()
+    p.sort_indices()
+    return p
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_compiled_star_and_acyclic_equal_python(seed):
+    if coloring_kernels.compiled(coloring_kernels.star) is None:
+        pytest.skip("numba not available")
+    p = random_symmetric(120, 0.04, seed)
+    indptr, indices = p.indptr.astype(np.int64), p.indices.astype(np.int64)
+    order = np.random.default_rng(seed).permutation(120).astype(np.int64)
+    colors = [np.full(120, -1), np.full(120, -1)]
+    counts = [coloring_kernels.compiled(coloring_kernels.star)(indptr, indices, order,
+                                                                  colors[0]),
+              coloring_kernels.star(indptr, indices, order, colors[1])]
+    assert counts[0] == counts[1] and np.array_equal(*colors)
+    mirror = acyclic._graph(p)[3]
+    colors = [np.full(120, -1), np.full(120, -1)]
+    trees = [np.arange(indices.size), np.arange(indices.size)]
+    kernel = coloring_kernels.compiled(coloring_kernels.acyclic)
+    counts = [kernel(indptr, indices, mirror, order, colors[0], trees[0]),
+              coloring_kernels.acyclic(indptr, indices, mirror, order, colors[1], trees[1])]
+    assert counts[0] == counts[1] and np.array_equal(*colors)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_star_and_acyclic_colorings_are_valid(seed):
+    """Both: a distance-1 coloring in which each pair of color classes spans a forest
+    (edges = vertices - components; a star coloring is acyclic too). Star: moreover no
+    path on four vertices has only two colors."""
+    p = random_symmetric(60, 0.06, seed)
+    n = p.shape[0]
+    dense = p.toarray() & ~np.eye(n, dtype=bool)
+    star = coloring.symmetric_coloring(p)
+    for colors, count in (star, acyclic.acyclic_coloring(p)):
+        assert not np.any(dense & (colors[:, None] == colors[None, :]))
+        for a in range(count):
+            for b in range(a + 1, count):
+                keep = (colors == a) | (colors == b)
+                sub = sp.csr_array(dense[np.ix_(keep, keep)])
+                ncomp = sp.csgraph.connected_components(sub, directed=False)[0]
+                assert sub.nnz // 2 == keep.sum() - ncomp, "a two-colored cycle"
+    colors = star[0]
+    for u, v in np.argwhere(dense):  # no path u-v-w-x colored a, b, a, b
+        for w in np.flatnonzero(dense[v] & (colors == colors[u])):
+            if w != u:
+                assert not np.any(dense[w] & (colors == colors[v]) & (np.arange(n) != v)), \
+                    "a two-colored path on four vertices"

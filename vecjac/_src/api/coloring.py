@@ -94,7 +94,10 @@ def _compiled_greedy(p, lower):
             degree = np.bincount(_col_of(pc), weights=row_len[pc.indices], minlength=n)
             vertices = np.argsort(-degree, kind="stable").astype(np.int64)
         colors = np.full(n, -1, dtype=np.int64)
-        count = int(kernel(*arrays, vertices, colors))
+        try:
+            count = int(kernel(*arrays, vertices, colors))
+        except Exception:  # noqa: BLE001  (numba cannot compile or cache here: NumPy)
+            return None
         if best is None or count < best[1]:
             best = colors, count
         if best[1] <= lower:
