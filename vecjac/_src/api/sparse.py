@@ -136,6 +136,7 @@ class SparseJacobian:
         density = plan.pattern.nnz / max(1, m * n)
         return (f"<{self._what} of {name}: {m} x {n}, nnz {plan.pattern.nnz} "
                 f"({density:.2%}), {plan.ncolors} colors, mode {plan.mode}"
+                f"{f', {plan.coloring} coloring' if plan.coloring else ''}"
                 f"{', jit' if self._jit else ''}>")
 
     # -- calls --------------------------------------------------------------------------------
@@ -394,7 +395,8 @@ def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False, check="
     arrowhead, dense row and column, in 3 products instead of n); "auto" takes the
     mode with the fewest products. Later calls
     reuse the pattern and coloring. The prepared function has `.pattern`, `.ncolors`,
-    `.mode` and `.colors` (after a call).
+    `.mode` and `.colors` (after a call; bidirectional: the column colors, -1 for a
+    column in no JVP).
 
     `jit=True` replays the compressed products as a vj.function (traced on the first
     call per input signature): several times faster on repeated calls, with
