@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vecjac as vj
+from vecjac._src.api import bicoloring
 
 MODES = ["fwd", "rev", "bidirectional", "auto"]
 COLORINGS = ["star", "acyclic", "auto"]
@@ -137,3 +138,16 @@ def test_bad_mode(bad):
 def test_bad_coloring(bad):
     with pytest.raises(ValueError, match="coloring must be one of"):
         vj.sparse_hessian(lambda x: vj.reduce_sum(x), coloring=bad)
+
+
+def test_auto_skips_the_bicoloring_of_even_patterns(monkeypatch):
+    """A band of 13 (13 colors either way, no long row or column): "auto" stays
+    unidirectional without paying for the bipartite star coloring."""
+    def refuse(p):
+        raise AssertionError("bicoloring attempted")
+    monkeypatch.setattr(bicoloring, "bicoloring", refuse)
+    band = lambda x: sum(vj.roll(x, k, 0) * (k + 1.0) for k in range(-6, 7))  # noqa: E731
+    x = np.random.default_rng(0).uniform(-1.0, 1.0, 60)
+    J = vj.sparse_jacobian(band)
+    dense_close(J(x), vj.jacobian(band)(x).numpy())
+    assert J.mode == "fwd" and J.ncolors >= 13

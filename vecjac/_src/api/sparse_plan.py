@@ -7,9 +7,8 @@ VJP per color), "bidirectional" both at once (vecjac/_src/api/bicoloring.py: JVP
 the column colors, VJPs for the row colors); "auto" takes the fewest products: forward
 on a tie (a JVP needs no tape), reverse when its bound (the longest column) is below
 the forward count, and a bicoloring when the better unidirectional coloring needs more
-than BIDIRECTIONAL_ABOVE products and the bicoloring needs fewer (on stencils the
-unidirectional count is near its bound; a star coloring of the bipartite graph would
-cost more than it saves).
+than BIDIRECTIONAL_ABOVE products, some row or column is SKEW times longer than the
+average (_skewed), and the bicoloring needs fewer products.
 
 Hessians (`coloring`): "star" (coloring.symmetric_coloring: each entry read directly
 from one of its two mirror positions), "acyclic" (vecjac/_src/api/acyclic.py: fewer
@@ -26,6 +25,7 @@ __all__ = ["Plan", "make_plan", "MODES", "HESSIAN_COLORINGS", "BIDIRECTIONAL_ABO
 MODES = ("auto", "fwd", "rev", "bidirectional")
 HESSIAN_COLORINGS = ("auto", "star", "acyclic")
 BIDIRECTIONAL_ABOVE = 8
+SKEW = 4
 
 
 class Seeds:
@@ -91,7 +91,8 @@ def make_plan(pattern, mode, hessian, dtype, hessian_coloring="auto"):
                          and not _symmetric_pattern(pattern)):
         rev = coloring.row_coloring(pattern)
     best = min([c[1] for c in (fwd, rev) if c is not None], default=max(m, n) + 1)
-    if mode == "bidirectional" or (mode == "auto" and best > BIDIRECTIONAL_ABOVE):
+    if mode == "bidirectional" or (mode == "auto" and best > BIDIRECTIONAL_ABOVE
+                                   and _skewed(pattern)):
         bi = bicoloring.bicoloring(pattern)
         if bi is not None and (mode == "bidirectional" or bi[2] + bi[3] < best):
             col_colors, row_colors, kf, kr, take = bi
@@ -107,6 +108,18 @@ def make_plan(pattern, mode, hessian, dtype, hessian_coloring="auto"):
                     dtype)
     colors, count = _colored(rev, m)
     return Plan(pattern, "rev", colors, count, coloring.reverse_take(pattern, colors), dtype)
+
+
+def _skewed(pattern):
+    """Some row or column SKEW times longer than the average: where a bicoloring can beat
+    both one-sided colorings (a dense row costs forward mode its length in colors, a
+    dense column reverse mode). Patterns without (stencils, bands) have unidirectional
+    counts near their bounds, and the star coloring of their bipartite graph would cost
+    more than the product or two it might save."""
+    m, n = pattern.shape
+    longest_row = int(np.diff(pattern.indptr).max())
+    longest_col = _row_bound(pattern)
+    return longest_row * m > SKEW * pattern.nnz or longest_col * n > SKEW * pattern.nnz
 
 
 def _hessian_plan(pattern, choice, dtype):

@@ -112,7 +112,7 @@ def union(patterns, m, n):
             distinct.append(p)
     if len(distinct) <= 1:
         return distinct[0] if distinct else ps[0]
-    out = rows.union(distinct, m, n)  # rows of (nearly) equal length: sorted blocks
+    out = rows.union(distinct, m, n)  # rows of (nearly) equal length: blocks
     if out is None:
         out = distinct[0]
         for p in distinct[1:]:
