@@ -96,9 +96,10 @@ def arrowhead(x):
 def test_arrowhead_jacobian_in_three_passes():
     x = np.random.default_rng(0).uniform(0.5, 1.5, 300)
     dense = vj.jacobian(arrowhead)(x).numpy()
-    for mode in ("bidirectional", "auto"):
-        J = vj.sparse_jacobian(arrowhead, mode=mode)
-        dense_close(J(x), dense)
+    for mode, jit in (("bidirectional", False), ("auto", False), ("auto", True)):
+        J = vj.sparse_jacobian(arrowhead, mode=mode, jit=jit)
+        for scale in (1.0, 2.0):  # jit: the replay sees the new values
+            dense_close(J(x * scale), vj.jacobian(arrowhead)(x * scale).numpy())
         assert J.mode == "bidirectional" and J.ncolors <= 3
     J = vj.sparse_jacobian(arrowhead, mode="fwd")
     dense_close(J(x), dense)
