@@ -2,6 +2,8 @@
 
 Run with jax and asdex installed (pip install vecjac[bench]):
     python benchmarks/sparse.py [--quick]
+    python benchmarks/sparse.py --scale   (benchmarks/sparse_scale.py: the Brusselator
+        up to 708^2 = 10^6 unknowns and an arrowhead, each in a child process)
 
 Workloads (float64 everywhere):
 - 1-D Bratu, n = 10^4 and 10^5: F(u) = (u[i-1] - 2 u[i] + u[i+1]) / h^2 + exp(u[i]),
@@ -205,6 +207,10 @@ def _asdex_colors(prepared):
 
 
 def main():
+    if "--scale" in sys.argv:  # a million unknowns, arrowheads: benchmarks/sparse_scale.py
+        import sparse_scale
+        sparse_scale.main()
+        return
     quick = "--quick" in sys.argv
     reps, call_reps = (2, 5) if quick else (3, 30)
     rows = []

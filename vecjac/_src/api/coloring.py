@@ -5,20 +5,31 @@ the bipartite row/column graph): the JVP with the sum of their unit vectors then
 each column's entries in rows where the other has none. Rows likewise for VJPs. For
 symmetric Hessians, a distance-2 coloring of the columns is also a star coloring (every
 path on four vertices gets three colors), and `symmetric_take` reads each entry from
-either of its two mirror images, whichever its color group computes alone.
+either of its two mirror images, whichever its color group computes alone. Bicolorings
+(both at once) are vecjac/_src/api/bicoloring.py, acyclic Hessian colorings
+vecjac/_src/api/acyclic.py.
 
-The greedy coloring runs in NumPy, vectorized over batches of vertices: numba would
-need 0.5 s to load in a fresh process, more than a whole first call of a sparse Jacobian.
-Greedy order matters for the color count. Vertices are taken in order of index residue
+Large patterns (conflict work, about sum(row nnz ** 2), above COMPILED_D2_WORK) are colored by
+a compiled greedy loop (coloring_kernels.distance2, numba) in two vertex orders, natural
+and largest-first (by conflict degree), keeping the fewer colors: on the periodic
+Brusselator both give 8 colors (bound 6) from 64^2 to 708^2, where smallest-last gives
+11-12 (measured; ties in the uniform stencil degree are what smallest-last breaks
+badly), and the natural order gives 3 on a tridiagonal pattern. The 708^2 Brusselator
+(6e6 nonzeros) takes 0.06-0.08 s per order.
+
+Smaller patterns (and numba off, VECJAC_DISABLE_NUMBA=1) use the NumPy greedy: numba
+would need 0.5 s to load in a fresh process, more than a whole first call of a small
+sparse Jacobian. It runs vectorized over batches of vertices, in order of index residue
 modulo K, with K above the typical index distance between conflicting vertices:
 vertices of one residue class then rarely conflict (the few that do are resolved, the
 later vertex retrying), so a whole class is colored at once (K NumPy passes in all), and
 on banded and stencil patterns the color count is the natural-order greedy's: 3 for a
-tridiagonal Jacobian, 8 for the 2-D Brusselator (largest-first: 8 too; residues modulo
-513 instead of 1025 there: 12).
+tridiagonal Jacobian, 8 for the 2-D Brusselator up to 512^2 (beyond, K is capped at
+4096 residues and the count grows: 12 at 708^2).
 """
 import numpy as np
 
+from vecjac._src.api import coloring_kernels
 from vecjac._src.transforms.sparsity.patterns import sparse
 
 __all__ = ["column_coloring", "row_coloring", "symmetric_coloring", "forward_take",
@@ -30,6 +41,10 @@ MAX_CONFLICT_WORK = 50_000_000
 #: The greedy star coloring runs in Python over paths of length 3: it is tried only when
 #: sum(degree ** 2) stays below this (about 0.5 s), and where it can beat distance-2.
 MAX_STAR_WORK = 2_000_000
+#: Above this conflict work the compiled greedy pays its load (0.4 s): the NumPy greedy
+#: takes 0.08 s at 2.4e6 (Brusselator 128^2), 1.6 s at 1.9e7 (512^2).
+COMPILED_D2_WORK = 5_000_000
+MAX_COMPILED_STAR_WORK = 1_000_000_000
 _MAX_BATCHES = 4096  # residue classes colored one after the other, at most
 
 
@@ -46,57 +61,77 @@ def column_coloring(p):
         return np.zeros(0, dtype=np.int64), 0
     if p.nnz == 0:
         return np.zeros(n, dtype=np.int64), 1
-    if _conflict_work(p) > MAX_CONFLICT_WORK:
+    work = _conflict_work(p)
+    if work > MAX_CONFLICT_WORK:
         return None
+    lower = int(np.diff(p.indptr).max())  # one row's columns all conflict
+    if work > COMPILED_D2_WORK:
+        result = _compiled_greedy(p, lower)
+        if result is not None:
+            return result
     p = sparse().csr_array((np.ones(p.nnz, dtype=np.int8), p.indices, p.indptr),
                            shape=p.shape)
     graph = (p.T.tocsr() @ p).tocsr()
-    lower = int(np.diff(p.indptr).max())  # one row's columns all conflict
     return _greedy(graph.indptr.astype(np.int64), graph.indices.astype(np.int64), n, lower)
+
+
+def _compiled_greedy(p, lower):
+    """The compiled greedy in natural then largest-first order (the fewer colors), or
+    None when numba is not available."""
+    kernel = coloring_kernels.compiled(coloring_kernels.distance2)
+    if kernel is None:
+        return None
+    n = p.shape[1]
+    pc = p.tocsc()
+    arrays = [np.asarray(a, dtype=np.int64) for a in (p.indptr, p.indices, pc.indptr,
+                                                      pc.indices)]
+    best = None
+    for order in ("natural", "largest-first"):
+        if order == "natural":
+            vertices = np.arange(n, dtype=np.int64)
+        else:  # conflict degree, a neighbor counted once per shared row
+            row_len = np.diff(p.indptr).astype(np.int64)
+            degree = np.bincount(_col_of(pc), weights=row_len[pc.indices], minlength=n)
+            vertices = np.argsort(-degree, kind="stable").astype(np.int64)
+        colors = np.full(n, -1, dtype=np.int64)
+        try:
+            count = int(kernel(*arrays, vertices, colors))
+        except Exception:  # noqa: BLE001  (numba cannot compile or cache here: NumPy)
+            return None
+        if best is None or count < best[1]:
+            best = colors, count
+        if best[1] <= lower:
+            break
+    return best
+
+
+def _col_of(pc):
+    """The column of each stored entry of a CSC matrix."""
+    return np.repeat(np.arange(pc.shape[1], dtype=np.int64), np.diff(pc.indptr))
 
 
 def symmetric_coloring(p):
     """(colors (n,), ncolors) of the columns of symmetric p for Hessians: the better of a
-    distance-2 coloring (NumPy, always) and a greedy star coloring (Gebremedhin, Manne
-    and Pothen 2005, Algorithm 4.1; largest degree first) where that can use fewer
-    colors: a hub row (an arrowhead) forces n distance-2 colors, but only 2 star colors."""
+    distance-2 coloring and a greedy star coloring (Gebremedhin, Manne and Pothen 2005,
+    Algorithm 4.1, coloring_kernels.star; largest degree first) where that can use fewer
+    colors: a hub row (an arrowhead) forces n distance-2 colors, but only 2 star colors.
+    The star coloring is compiled for large patterns; without numba it runs in Python
+    only up to MAX_STAR_WORK."""
     d2 = column_coloring(p)
     n = p.shape[0]
     degrees = np.diff(p.indptr).astype(np.int64)
-    if n == 0 or p.nnz == 0 or int(degrees @ degrees) > MAX_STAR_WORK:
+    work = int(degrees @ degrees)
+    limit = MAX_COMPILED_STAR_WORK if coloring_kernels.available() else MAX_STAR_WORK
+    if n == 0 or p.nnz == 0 or work > limit:
         return d2
     if d2 is not None and d2[1] <= int(degrees.max()) // 2 + 2:
-        return d2  # near the bound a star coloring can reach: not worth the Python loop
-    star = _star(p.indptr, p.indices, n, np.argsort(-degrees, kind="stable"))
-    return star if d2 is None or star[1] < d2[1] else d2
-
-
-def _star(indptr, indices, n, order):
-    nbrs = [[int(w) for w in indices[indptr[v]:indptr[v + 1]] if w != v] for v in range(n)]
-    color = [-1] * n
-    for v in order.tolist():
-        forbidden = set()
-        for w in nbrs[v]:
-            cw = color[w]
-            if cw >= 0:
-                forbidden.add(cw)
-            for x in nbrs[w]:
-                cx = color[x]
-                if x == v or cx < 0:
-                    continue
-                if cw < 0:
-                    forbidden.add(cx)  # v-w-x would be two-colored through w later
-                elif cx not in forbidden:
-                    for y in nbrs[x]:  # a path v-w-x-y two-colored: x's color is out
-                        if y != w and color[y] == cw:
-                            forbidden.add(cx)
-                            break
-        c = 0
-        while c in forbidden:
-            c += 1
-        color[v] = c
-    colors = np.asarray(color, dtype=np.int64)
-    return colors, int(colors.max()) + 1
+        return d2  # near the bound a star coloring can reach: not worth the loop
+    colors = np.full(n, -1, dtype=np.int64)
+    count = coloring_kernels.run(coloring_kernels.star, work,
+                                 p.indptr.astype(np.int64), p.indices.astype(np.int64),
+                                 np.argsort(-degrees, kind="stable").astype(np.int64),
+                                 colors)
+    return (colors, int(count)) if d2 is None or count < d2[1] else d2
 
 
 def row_coloring(p):

@@ -1,13 +1,16 @@
 """Sparse Jacobians and Hessians: vj.sparse_jacobian and vj.sparse_hessian.
 
 A prepared function. Its first call for an input shape and dtype detects the sparsity
-pattern (the sparsity tracer, vecjac/_src/transforms/sparsity/tracer.py) or takes the user's, and colors it
-(vecjac/_src/api/coloring.py): columns for forward mode, rows for reverse mode; mode="auto" takes
-the mode with fewer colors (forward on a tie: a JVP needs no tape). Every call then
-evaluates one compressed product per color, all colors in one pfor:
+pattern (the sparsity tracer, vecjac/_src/transforms/sparsity/tracer.py) or takes the
+user's, and colors it (the plan: vecjac/_src/api/sparse_plan.py): columns for forward
+mode, rows for reverse mode, both for bidirectional mode; mode="auto" takes the fewest
+products (forward on a tie: a JVP needs no tape). Every call then evaluates one
+compressed product per color, all colors in one pfor:
 - forward: J S, S the (n, colors) indicator matrix of the column colors: the JVPs of f
   along each color's columns summed (ForwardAccumulator inside pfor, as jacfwd);
 - reverse: S^T J with the rows' colors (tape.gradient inside pfor, as tape.jacobian);
+- bidirectional: the JVPs of the column colors and the VJPs of the row colors, one pfor
+  each (vecjac/_src/api/bicoloring.py);
 - Hessian: H S, reverse over reverse (the gradient recorded once, one backward pass
   through it per color);
 and reads each nonzero out of the compressed products straight into the data array of
@@ -23,12 +26,12 @@ import weakref
 
 import numpy as np
 
-from vecjac._src.api import coloring
 from vecjac._src.api.fn_args import (arg_label, check_callable, output_tensor, positions, prepare,
                                      strict)
 from vecjac._src.api.function import function
 from vecjac._src.api.sparse_cache import (CHECKED_CALLS, CHECKS, PlanStore, call_key, verify,
                                           verify_hvp, warn_value_dependent)
+from vecjac._src.api.sparse_plan import HESSIAN_COLORINGS, MODES, make_plan
 from vecjac._src.api.sparsity import trace_hessian, trace_jacobian, trace_variables_hessian
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.tensor import Tensor
@@ -43,29 +46,6 @@ from vecjac._src.transforms.tape.tape import GradientTape
 __all__ = ["sparse_jacobian", "sparse_hessian", "SparseJacobian", "variables_hessian"]
 
 _ZERO = UnconnectedGradients.ZERO
-_MODES = ("auto", "fwd", "rev")
-
-
-class _Plan:
-    """Pattern, coloring and decompression of one input signature."""
-
-    __slots__ = ("pattern", "mode", "colors", "ncolors", "seeds", "take", "indices",
-                 "indptr", "checked", "traced")
-
-    def __init__(self, pattern, mode, colors, ncolors, take, dtype):
-        self.pattern = pattern
-        self.mode = mode
-        self.colors = colors
-        self.ncolors = ncolors
-        self.take = take
-        self.indices = pattern.indices
-        self.indptr = pattern.indptr
-        seeds = np.zeros((ncolors, colors.size), dtype=dtype)
-        if ncolors:  # an empty pattern has no colors (and no products to seed)
-            seeds[colors, np.arange(colors.size)] = 1
-        self.seeds = Tensor(seeds)
-        self.checked = 0     # evaluations verified by a random product (sparse_cache.verify)
-        self.traced = None   # jit=True: the vj.function of this plan's products
 
 
 def _check_int_argnums(argnums, what):
@@ -103,11 +83,14 @@ class SparseJacobian:
 
     Call it like f: it returns a scipy.sparse.csr_array. After a call, `.pattern` (the
     boolean pattern, csr_array), `.ncolors` (products per call) and `.mode` ("fwd",
-    "rev", or "rev-over-rev" for Hessians) describe the last input signature used.
+    "rev", "bidirectional", or "rev-over-rev" for Hessians) describe the last input
+    signature used.
     """
 
-    def __init__(self, f, argnums, sparsity, mode, hessian, jit=False, check="auto"):
+    def __init__(self, f, argnums, sparsity, mode, hessian, jit=False, check="auto",
+                 coloring="auto"):
         self._f = f
+        self._coloring = coloring
         self._jit = jit
         self._check = check
         self._argnums = argnums
@@ -153,6 +136,7 @@ class SparseJacobian:
         density = plan.pattern.nnz / max(1, m * n)
         return (f"<{self._what} of {name}: {m} x {n}, nnz {plan.pattern.nnz} "
                 f"({density:.2%}), {plan.ncolors} colors, mode {plan.mode}"
+                f"{f', {plan.coloring} coloring' if plan.coloring else ''}"
                 f"{', jit' if self._jit else ''}>")
 
     # -- calls --------------------------------------------------------------------------------
@@ -202,9 +186,10 @@ class SparseJacobian:
                 raise ValueError(f"{what}: f returns shape {y.shape}, but a sparse Jacobian "
                                  "is a matrix: return a 1-D vector (vj.reshape(y, [-1]))")
             dtype = flat[0].dtype
-        return self._plans.shared(pattern, (self._mode, self._hessian, np.dtype(dtype).str),
-                                  lambda: _color(pattern, self._mode, self._hessian, dtype,
-                                                 what))
+        return self._plans.shared(pattern, (self._mode, self._hessian, self._coloring,
+                                            np.dtype(dtype).str),
+                                  lambda: make_plan(pattern, self._mode, self._hessian, dtype,
+                                                    self._coloring))
 
     def value_and_matrix(self, *args, **kwargs):
         """(f's value as a NumPy array, the sparse Jacobian): one evaluation of f (the
@@ -220,14 +205,13 @@ class SparseJacobian:
             y = None if self._hessian else _output(_call(self._f, args, kwargs), what, m)
             self._value = None if y is None else y._value
         else:
-            run = (_hessian_products if self._hessian else
-                   _forward_products if plan.mode == "fwd" else _reverse_products)
+            run = (_hessian_products if self._hessian else _PRODUCTS[plan.mode])
             if self._jit:
                 if plan.traced is None:
                     plan.traced = _traced(run, self._f, plan, m, what, k)
                 run = plan.traced
             products, y = run(self._f, args, kwargs, k, x, plan, m, what)
-            data = products._value.reshape(-1)[plan.take]
+            data = plan.recover(products._value.reshape(-1))
             self._value = None if y is None else y._value
         self._matrix = sparse().csr_array((data, plan.indices, plan.indptr), shape=(m, n))
         if self._check == "always" or (self._check == "auto" and plan.checked < CHECKED_CALLS):
@@ -246,50 +230,6 @@ def _symmetric(p):
     s.sum_duplicates()
     s.sort_indices()
     return s.astype(bool)
-
-
-def _color(pattern, mode, hessian, dtype, what):
-    m, n = pattern.shape
-    if pattern.nnz == 0:
-        return _Plan(pattern, "rev-over-rev" if hessian else "fwd" if mode == "auto" else mode,
-                     np.zeros(n if mode != "rev" else m, dtype=np.int64), 0,
-                     np.zeros(0, dtype=np.int64), dtype)
-    if hessian:
-        colors, count = _colored(coloring.symmetric_coloring(pattern), n)
-        take = coloring.symmetric_take(pattern, colors, count)
-        return _Plan(pattern, "rev-over-rev", colors, count, take, dtype)
-    fwd = rev = None
-    if mode in ("auto", "fwd"):
-        fwd = coloring.column_coloring(pattern)
-    if mode == "rev" or (mode == "auto" and (fwd is None or fwd[1] > _row_bound(pattern))
-                         and not _symmetric_pattern(pattern)):
-        rev = coloring.row_coloring(pattern)
-    if mode == "fwd" or (fwd is not None and (rev is None or fwd[1] <= rev[1])) or \
-            (fwd is None and rev is None):
-        colors, count = _colored(fwd, n)
-        return _Plan(pattern, "fwd", colors, count, coloring.forward_take(pattern, colors),
-                     dtype)
-    colors, count = _colored(rev, m)
-    return _Plan(pattern, "rev", colors, count, coloring.reverse_take(pattern, colors), dtype)
-
-
-def _symmetric_pattern(pattern):
-    """A square pattern equal to its transpose: rows color as columns do (no second
-    coloring needed to compare the modes)."""
-    m, n = pattern.shape
-    return m == n and (pattern != pattern.T).nnz == 0
-
-
-def _row_bound(pattern):
-    """A lower bound on the row colors: the longest column."""
-    return int(np.bincount(pattern.indices, minlength=pattern.shape[1]).max())
-
-
-def _colored(result, size):
-    """A coloring, or one color per vertex when the conflict graph was too large."""
-    if result is None:
-        return np.arange(size, dtype=np.int64), size
-    return result
 
 
 # -- the compressed products --------------------------------------------------------------------
@@ -312,7 +252,12 @@ def _traced(run, f, plan, m, what, k):
 
 
 def _forward_products(f, args, kwargs, k, x, plan, m, what):
-    seeds = plan.seeds
+    return _jvps(f, args, kwargs, x, plan.seeds, m, what)
+
+
+def _jvps(f, args, kwargs, x, family, m, what):
+    """The JVPs of f along the seeds of `family` (sparse_plan.Seeds), and f's value."""
+    seeds = family.seeds
     primal = []
 
     def loop_fn(i):
@@ -321,11 +266,16 @@ def _forward_products(f, args, kwargs, k, x, plan, m, what):
             y = _output(_call(f, args, kwargs), what, m)
         primal.append(y)  # the primal: computed once (loop-invariant), not per color
         return acc.jvp(y, unconnected_gradients=_ZERO)
-    return pfor(loop_fn, plan.ncolors), primal[-1]
+    return pfor(loop_fn, family.ncolors), primal[-1]
 
 
 def _reverse_products(f, args, kwargs, k, x, plan, m, what):
-    seeds = plan.seeds
+    return _vjps(f, args, kwargs, x, plan.seeds, m, what)
+
+
+def _vjps(f, args, kwargs, x, family, m, what):
+    """The VJPs of f along the seeds of `family` (sparse_plan.Seeds), and f's value."""
+    seeds = family.seeds
     with strict(GradientTape(persistent=True), what) as tape:
         tape.watch(x)
         y = _output(_call(f, args, kwargs), what, m)
@@ -333,7 +283,24 @@ def _reverse_products(f, args, kwargs, k, x, plan, m, what):
     def loop_fn(i):
         seed = apply(GatherV2, seeds, i, axis=0, batch_dims=0)
         return tape.gradient(y, x, output_gradients=seed, unconnected_gradients=_ZERO)
-    return pfor(loop_fn, plan.ncolors), y
+    return pfor(loop_fn, family.ncolors), y
+
+
+def _bidirectional_products(f, args, kwargs, k, x, plan, m, what):
+    """The JVPs of the column colors and the VJPs of the row colors, flattened and
+    concatenated (bicoloring.py's `take` reads them in that order)."""
+    parts, y = [], None
+    if plan.seeds.ncolors:
+        jvps, y = _jvps(f, args, kwargs, x, plan.seeds, m, what)
+        parts.append(reshape(jvps, [-1]))
+    if plan.row_seeds.ncolors:
+        vjps, y = _vjps(f, args, kwargs, x, plan.row_seeds, m, what)
+        parts.append(reshape(vjps, [-1]))
+    return (parts[0] if len(parts) == 1 else concat(parts, 0)), y
+
+
+_PRODUCTS = {"fwd": _forward_products, "rev": _reverse_products,
+             "bidirectional": _bidirectional_products}
 
 
 def _hessian_products(f, args, kwargs, k, x, plan, m, what):
@@ -347,18 +314,19 @@ def _hessian_products(f, args, kwargs, k, x, plan, m, what):
             tape.watch(x)
             y = output_tensor(_call(f, args, kwargs), what, scalar=True)
         g = tape.gradient(y, x, unconnected_gradients=_ZERO)
-    return _hvps(outer, g, [x], plan), None
+    return _hvps(outer, g, [x], plan.seeds), None
 
 
-def _hvps(outer, g, leaves, plan):
-    """The Hessian-vector products of the plan's colors: (ncolors, n) array."""
-    seeds = plan.seeds
+def _hvps(outer, g, leaves, family):
+    """The Hessian-vector products along the seeds of `family` (sparse_plan.Seeds, or a
+    _direction): (ncolors, n)."""
+    seeds = family.seeds
 
     def loop_fn(i):
         seed = apply(GatherV2, seeds, i, axis=0, batch_dims=0)
         hv = outer.gradient(g, leaves, output_gradients=seed, unconnected_gradients=_ZERO)
         return hv[0] if len(hv) == 1 else concat([reshape(h, [-1]) for h in hv], 0)
-    return pfor(loop_fn, plan.ncolors)
+    return pfor(loop_fn, family.ncolors)
 
 
 def _output(y, what, m):
@@ -392,12 +360,12 @@ def variables_hessian(loss_fn, leaves, outer, g, what):
     plan = plans.get(key)
     if plan is None:
         pattern = trace_variables_hessian(loss_fn, leaves, what)
-        plan = plans[key] = _color(pattern, "auto", True, g.dtype, what)
+        plan = plans[key] = make_plan(pattern, "auto", True, g.dtype)
     n = g.shape[0]
     if plan.ncolors == 0:
         data = np.zeros(0, dtype=g.dtype)
     else:
-        data = _hvps(outer, g, list(leaves), plan)._value.reshape(-1)[plan.take]
+        data = plan.recover(_hvps(outer, g, list(leaves), plan.seeds)._value.reshape(-1))
     matrix = sparse().csr_array((data, plan.indices, plan.indptr), shape=(n, n))
     if plan.checked < CHECKED_CALLS:
         plan.checked += 1
@@ -422,9 +390,13 @@ def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False, check="
     uses `sparsity` (a boolean matrix of shape (output size, input size) that must
     contain every nonzero), colors it and evaluates one compressed JVP (mode "fwd", per
     group of columns no row shares) or VJP ("rev", per group of rows) per color, all
-    colors in one vectorized pass; "auto" takes the mode with fewer colors. Later calls
+    colors in one vectorized pass; "bidirectional" computes each entry either by a JVP
+    of a group of columns or by a VJP of a group of rows (a star bicoloring: an
+    arrowhead, dense row and column, in 3 products instead of n); "auto" takes the
+    mode with the fewest products. Later calls
     reuse the pattern and coloring. The prepared function has `.pattern`, `.ncolors`,
-    `.mode` and `.colors` (after a call).
+    `.mode` and `.colors` (after a call; bidirectional: the column colors, -1 for a
+    column in no JVP).
 
     `jit=True` replays the compressed products as a vj.function (traced on the first
     call per input signature): several times faster on repeated calls, with
@@ -452,20 +424,23 @@ def sparse_jacobian(f, argnums=0, sparsity=None, mode="auto", jit=False, check="
     what = "sparse_jacobian"
     check_callable(f, what)
     argnums = _check_int_argnums(argnums, what)
-    if mode not in _MODES:
-        raise ValueError(f"{what}: mode must be one of {_MODES}, got {mode!r}")
+    if not isinstance(mode, str) or mode not in MODES:
+        raise ValueError(f"{what}: mode must be one of {MODES}, got {mode!r}")
     return SparseJacobian(f, argnums, _as_pattern(sparsity, what), mode, hessian=False,
                           jit=_check_bool(jit, "jit", what), check=_check_check(check, what))
 
 
-def sparse_hessian(f, argnums=0, sparsity=None, jit=False, check="auto"):
+def sparse_hessian(f, argnums=0, sparsity=None, jit=False, check="auto", coloring="auto"):
     """A function returning the Hessian of scalar `f` as a symmetric scipy.sparse.csr_array.
 
     `f` takes a 1-D float argument (argument `argnums`). The first call per input shape
     and dtype detects the pattern (vj.hessian_sparsity) or uses `sparsity` ((n, n),
-    symmetrized), colors its columns so that each entry is computed alone in one of its
-    two mirror positions, and evaluates one Hessian-vector product (reverse over reverse)
-    per color, all colors in one vectorized pass.
+    symmetrized), colors its columns and evaluates one Hessian-vector product (reverse
+    over reverse) per color, all colors in one vectorized pass. `coloring="star"`
+    computes each entry alone in one of its two mirror positions; "acyclic" needs fewer
+    colors (a tridiagonal Hessian: 2 instead of 3) and recovers the entries by
+    substitution along two-colored trees (sums, with their rounding); "auto" (default)
+    takes the fewer colors, star on a tie.
 
     `jit=True` replays the compressed products as a vj.function (traced on the first
     call per input signature): several times faster on repeated calls, with
@@ -483,8 +458,12 @@ def sparse_hessian(f, argnums=0, sparsity=None, jit=False, check="auto"):
     what = "sparse_hessian"
     check_callable(f, what)
     argnums = _check_int_argnums(argnums, what)
+    if not isinstance(coloring, str) or coloring not in HESSIAN_COLORINGS:
+        raise ValueError(f"{what}: coloring must be one of {HESSIAN_COLORINGS}, got "
+                         f"{coloring!r}")
     return SparseJacobian(f, argnums, _as_pattern(sparsity, what), "auto", hessian=True,
-                          jit=_check_bool(jit, "jit", what), check=_check_check(check, what))
+                          jit=_check_bool(jit, "jit", what), check=_check_check(check, what),
+                          coloring=coloring)
 
 
 def _check_check(check, what):

@@ -77,9 +77,10 @@ class PlanStore:
 
     def shared(self, pattern, extra, make):
         """The plan of this pattern (and `extra`: mode, dtype ...), made once."""
-        digest = (pattern.shape, hashlib.blake2b(pattern.indptr.tobytes() +
-                                                 pattern.indices.tobytes(),
-                                                 digest_size=16).digest(), extra)
+        h = hashlib.blake2b(digest_size=16)
+        for a in (pattern.indptr, pattern.indices):  # no copies (10^6 rows: 30 MB)
+            h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
+        digest = (pattern.shape, str(pattern.indptr.dtype), h.digest(), extra)
         plan = self._by_pattern.get(digest)
         if plan is None:
             plan = self._by_pattern[digest] = make()

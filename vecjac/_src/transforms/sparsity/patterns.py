@@ -36,6 +36,8 @@ import math
 
 import numpy as np
 
+from vecjac._src.transforms.sparsity import rows
+
 __all__ = ["PatternContext", "elementwise", "broadcasting", "layout", "scatter",
            "reduction", "along_axis", "scan", "contraction", "batched", "gather",
            "empty", "conservative", "union", "take_rows", "group_union", "identity_block"]
@@ -64,8 +66,7 @@ class PatternContext:
 # -- patterns as CSR matrices -------------------------------------------------------------
 def csr(indptr, indices, shape):
     """A boolean CSR matrix from canonical (sorted, unique per row) arrays."""
-    return sparse().csr_array((np.ones(len(indices), dtype=bool), indices, indptr),
-                              shape=shape)
+    return rows.csr(indptr, indices, shape)
 
 
 def empty(m, n):
@@ -83,8 +84,12 @@ def take_rows(p, src):
     src = np.asarray(src, dtype=_INDEX).ravel()
     m = p.shape[0]
     if src.size == m and m and src[0] == 0 and src[-1] == m - 1 and \
-            np.array_equal(src, np.arange(m)):
+            np.array_equal(src, counting(0, m)):
         return p
+    if p.nnz and src.size:
+        fast = rows.take_rows(p, src)  # rows of (nearly) equal length: one NumPy gather
+        if fast is not None:
+            return fast
     if src.size and src.min() < 0:
         if p.nnz == 0:
             return empty(src.size, p.shape[1])
@@ -101,12 +106,17 @@ def union(patterns, m, n):
     ps = [p for p in patterns if p is not None]
     if not ps:
         return empty(m, n)
-    first = ps[0]
-    out = first
-    for p in ps[1:]:
-        if p is first or p.nnz == 0:
-            continue
-        out = p if out.nnz == 0 else out + p
+    distinct = []
+    for p in ps:
+        if p.nnz and all(p is not q for q in distinct):
+            distinct.append(p)
+    if len(distinct) <= 1:
+        return distinct[0] if distinct else ps[0]
+    out = rows.union(distinct, m, n)  # rows of (nearly) equal length: blocks
+    if out is None:
+        out = distinct[0]
+        for p in distinct[1:]:
+            out = out + p
     return out
 
 
@@ -139,7 +149,7 @@ def _stacked(cx, inputs, with_constants=False):
             total += p.shape[0]
     if len(parts) == 1:
         return parts[0], offsets
-    return sparse().vstack(parts, format="csr"), offsets
+    return rows.vstack(parts, cx.n), offsets
 
 
 def _broadcast_rows(shape, out_shape):
@@ -173,14 +183,26 @@ def broadcasting(op, cx, *inputs, **attrs):
     return result if len(cx.outputs) == 1 else (result,) * len(cx.outputs)
 
 
+_COUNTING = np.arange(0, dtype=_INDEX)
+
+
+def counting(start, stop):
+    """np.arange(start, stop) as a read-only view of one shared array: every layout op
+    numbers its inputs' elements, and a fresh arange of 10^6 costs its page faults."""
+    global _COUNTING
+    if stop > _COUNTING.size:
+        _COUNTING = np.arange(max(stop, 2 * _COUNTING.size), dtype=_INDEX)
+        _COUNTING.flags.writeable = False
+    return _COUNTING[start:stop]
+
+
 def _element_numbers(cx, inputs):
     """The inputs as arrays of 1-based element numbers into the stacked traced rows;
     constants of float dtype become 0 (fill), other inputs (indices) stay as they are."""
     arrays, total = [], 0
     for x, p in zip(inputs, cx.patterns):
         if p is not None:
-            arrays.append(np.arange(total + 1, total + 1 + x.size, dtype=_INDEX)
-                          .reshape(x.shape))
+            arrays.append(counting(total + 1, total + 1 + x.size).reshape(x.shape))
             total += x.size
         elif x.dtype.kind in "fc":
             arrays.append(np.zeros(x.shape, dtype=_INDEX))

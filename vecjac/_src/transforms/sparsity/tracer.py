@@ -21,6 +21,7 @@ tracer records the traced ops (as tapes inside an accumulator do), and the trace
 the backward pass like any other computation.
 """
 import warnings
+import weakref
 
 import numpy as np
 
@@ -29,7 +30,7 @@ from vecjac._src.core.dispatch import apply, record
 from vecjac._src.core.errors import _HOW, _call_site
 from vecjac._src.transforms.forward.rules import self_adjoint
 from vecjac._src.transforms.pfor import converters
-from vecjac._src.transforms.sparsity import patterns
+from vecjac._src.transforms.sparsity import patterns, rows
 
 __all__ = ["SparsityWarning", "SparsityTracer"]
 
@@ -77,7 +78,7 @@ class SparsityTracer(Transform):
     def pattern(self, tensor):
         """The pattern of `tensor` (empty when it does not depend on the traced inputs)."""
         p = self._patterns.get(tensor._tid)
-        return p if p is not None else patterns.empty(tensor.size, self.n)
+        return rows.canonical(p) if p is not None else patterns.empty(tensor.size, self.n)
 
     # -- the transform ----------------------------------------------------------------------
     def follows(self, tensors):
@@ -129,6 +130,8 @@ class SparsityTracer(Transform):
             result = self._rule(op, tensors, outs, attrs)
             for o, p in zip(outs, result):
                 table[o._tid] = p if o.dtype.kind in "fc" else None
+                # the pattern dies with its value: a trace holds only the live ones
+                weakref.finalize(o, table.pop, o._tid, None)
         if state.tapes:
             record(op, tensors, outs, attrs, above=self.level)
         return outputs
