@@ -178,7 +178,7 @@ class Function:
                         with self._lock:
                             plans.insert(0, plans.pop(k))
                     self._recent.append(False)
-                    return _pack(plan, _unaliased(out, leaves))
+                    return _pack(plan, _unaliased(out, leaves) if plan.aliased else out)
         if entry is not None and entry.eager:
             call_args, call_kwargs = _tensor_args(args, kwargs, leaves)
             return self._run_python(call_args, call_kwargs)

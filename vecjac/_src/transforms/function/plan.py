@@ -64,6 +64,11 @@ class Plan:
         self.name = name
         self.inputs = tuple(capture.inputs)
         self.out_slots = tuple(out_slots)
+        # outputs that shared an input's memory at trace time (an input returned, reshaped
+        # or sliced): the caller copies them when that input is its own array
+        input_roots = {capture.roots[s] for s in self.inputs}
+        self.aliased = tuple(k for k, s in enumerate(self.out_slots)
+                             if capture.roots[s] in input_roots)
         self.steps = _schedule(capture.steps, self.out_slots)
         used = {s for step in self.steps for s in step.ins} | set(self.out_slots)
         self.consts = {s: v for s, v in capture.consts.items() if s in used}
