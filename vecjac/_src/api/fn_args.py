@@ -37,6 +37,16 @@ def warn_if_independent(what, outputs, depends):
                       stacklevel=4)
 
 
+def name_after(fn, what, f):
+    """`fn` (a transformed function) named after what it computes: its repr reads
+    `<function jacobian(rhs) at ...>` instead of a closure's anonymous name."""
+    name = getattr(f, "__name__", None) or type(f).__name__
+    fn.__name__ = fn.__qualname__ = f"{what}({name})"
+    fn.__doc__ = f"vj.{what} of {name}" + (f":\n\n{f.__doc__}" if getattr(f, "__doc__", None)
+                                          else ".")
+    return fn
+
+
 def check_callable(f, what):
     if not callable(f):
         raise TypeError(f"{what}: f must be callable, got {type(f).__name__}")

@@ -14,9 +14,9 @@ are Tensors in the matching structure (vecjac/_src/api/fn_args.py).
 import numpy as np
 
 from vecjac._src.api.fn_args import (arg_label, check_argnums, check_bool, check_callable,
-                                     cotangent_like, describe, output_tensor, pack, positions,
-                                     prepare, same_structure, shape_dtype, split_aux, strict,
-                                     warn_if_independent)
+                                     cotangent_like, describe, name_after, output_tensor, pack,
+                                     positions, prepare, same_structure, shape_dtype, split_aux,
+                                     strict, warn_if_independent)
 from vecjac._src.core import nest
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
@@ -86,7 +86,7 @@ def gradient_function(f, argnums, has_aux, what):
     def grad_fn(*args, **kwargs):
         _, aux, g = _value_and_grad_call(f, argnums, has_aux, what, args, kwargs)
         return (g, aux) if has_aux else g
-    return grad_fn
+    return name_after(grad_fn, what, f)
 
 
 # -- vjp ---------------------------------------------------------------------------------

@@ -20,8 +20,8 @@ import numbers
 import numpy as np
 
 from vecjac._src.api.fn_args import (arg_label, check_argnums, check_bool, check_callable,
-                                     output_tensor, pack, positions, prepare, split_aux, strict,
-                                     warn_if_independent)
+                                     name_after, output_tensor, pack, positions, prepare,
+                                     split_aux, strict, warn_if_independent)
 from vecjac._src.api.function import _key
 from vecjac._src.api.functional import gradient_function
 from vecjac._src.core import nest
@@ -216,7 +216,7 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
         else:
             result = _reverse(*common)
         return _result(result, has_aux)
-    return jacobian_fn
+    return name_after(jacobian_fn, what, named)
 
 
 # forward mode with at least this many columns learns f's output sizes first (one plain
@@ -270,7 +270,7 @@ def batch_jacobian(f, argnums=0, has_aux=False, parallel_iterations=None, progre
                                     progress=progress) for s in flat]
         result = pack(rows, structures, isinstance(argnums, tuple))
         return (result, aux) if has_aux else result
-    return batch_jacobian_fn
+    return name_after(batch_jacobian_fn, what, f)
 
 
 def hessian(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False):

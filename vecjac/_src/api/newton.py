@@ -262,8 +262,8 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
 
     H and g are the Hessian and gradient of `loss_fn()` (no arguments, scalar) over all
     variables at once (see `flat_hessian`). `method="auto"` forms H and solves it (LU
-    solve, never an inverse) when n <= vj.newton.CG_THRESHOLD (2000 parameters) and
-    otherwise runs Hessian-free conjugate gradient with Hessian-vector products (memory
+    solve, never an inverse) when n <= 2000 parameters (CG_THRESHOLD in
+    vecjac/_src/api/newton.py) and otherwise runs Hessian-free conjugate gradient with Hessian-vector products (memory
     O(n); `cg_tol` relative residual, at most `cg_max_iters` iterations, default
     min(n, 200)); "solve" or "cg" force one. `damping` >= 0 (Levenberg style) keeps the
     system well-posed; a Hessian that is not positive definite needs enough damping to

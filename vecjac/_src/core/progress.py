@@ -2,11 +2,12 @@
 
 A bar appears only when the loop runs in chunks: it is created when the first chunk
 finishes, so unchunked work prints nothing. It uses tqdm.auto (a widget in Jupyter, text
-on stderr elsewhere) when tqdm is installed, and silently nothing otherwise. Nothing is
-shown by default.
+on stderr elsewhere) when tqdm is installed; without tqdm the first chunk warns once that
+no bar can be shown (pip install tqdm). Nothing is shown by default.
 """
 import contextlib
 import importlib
+import warnings
 
 import numpy as np
 
@@ -35,6 +36,9 @@ class ChunkProgress:
             tqdm = _tqdm()
             if tqdm is None:
                 self._failed = True
+                warnings.warn(f"{self.desc}: progress=True shows a bar with tqdm, which is not "
+                              "installed (pip install tqdm); computing without one",
+                              RuntimeWarning, stacklevel=2)
                 return
             self._bar = tqdm(total=self.total, desc=self.desc, unit="row", leave=False)
         if self._bar is not None:
