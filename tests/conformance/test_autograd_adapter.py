@@ -180,7 +180,7 @@ class DerivativeCase:
             for values in itertools.product(*(self.kwarg_choices[n] for n in names)):
                 yield args, dict(zip(names, values))
 
-    def check(self):
+    def assert_derivatives(self):
         checked = 0
         for args, kwargs in self.points():
             try:
@@ -216,7 +216,7 @@ def table(rows):
 
 def check_all(cases):
     for case in cases:
-        case.check()
+        case.assert_derivatives()
 
 
 def no_vecjac_op(what):
@@ -272,20 +272,20 @@ def test_a_grid_visits_every_combination_of_choices():
     case = grid(f, [np.ones(2), np.ones((3, 2))], [np.ones(2)], axis=[None, -1], order=1,
                 modes=("rev",))
     assert len(list(case.points())) == 4
-    case.check()
+    case.assert_derivatives()
     assert set(seen) == {((2,), (2,), None), ((2,), (2,), -1),
                                  ((3, 2), (2,), None), ((3, 2), (2,), -1)}
 
 
 def test_an_empty_grid_is_an_error_not_a_pass():
     with pytest.raises(AssertionError, match="checks nothing"):
-        grid(np.sin, []).check()
+        grid(np.sin, []).assert_derivatives()
 
 
 def test_a_failing_grid_point_is_named_in_the_error():
     case = grid(lambda x: _sine_with_doubled_gradient(x), [0.3], order=1, modes=("rev",))
     with pytest.raises(AssertionError) as info:
-        case.check()
+        case.assert_derivatives()
     assert any("at (0.3)" in note for note in info.value.__notes__)
 
 

@@ -5,7 +5,6 @@ Source: shared/seeds (TF's "Introduction to gradients and automatic differentiat
 "Advanced automatic differentiation"). Plots are replaced by the array code that feeds them.
 """
 import re
-import warnings
 
 import numpy as np
 import pytest

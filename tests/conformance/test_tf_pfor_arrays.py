@@ -120,7 +120,7 @@ LAYOUT_CASES = [
 
 @pytest.mark.parametrize("case", params(LAYOUT_CASES))
 def test_layout_and_indexing_case_vectorizes(case):
-    case.check()
+    case.assert_vectorizes()
 
 
 @pytest.mark.parametrize("query, want", [
@@ -244,6 +244,6 @@ SCATTER_CASES = [
 
 @pytest.mark.parametrize("case", params(SCATTER_CASES))
 def test_scatter_update_at_index_dependent_places_vectorizes(case):
-    updated = case.check()
+    updated = case.assert_vectorizes()
     if case.name == "elements":  # i = 1: places 1, 2, 4, 3 get 1, -9, 12, 12
         np.testing.assert_array_equal(updated.numpy()[1], [0, 1, -9, 12, 12, 0, 0, 0])

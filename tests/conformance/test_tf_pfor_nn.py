@@ -92,7 +92,7 @@ NN_CASES = [
 
 @pytest.mark.parametrize("case", params(NN_CASES))
 def test_nn_case_vectorizes(case):
-    case.check()
+    case.assert_vectorizes()
 
 
 @dataclasses.dataclass(frozen=True)

@@ -156,7 +156,7 @@ class Case:
     rtol: float = 1e-9
     atol: float = 1e-12
 
-    def check(self):
+    def assert_vectorizes(self):
         return assert_pfor_matches_loop(self.make(), self.iters, rtol=self.rtol,
                                         atol=self.atol)
 

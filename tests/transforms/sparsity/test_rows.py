@@ -22,7 +22,7 @@ def random_pattern(rng, m, n, kind):
     return sp.csr_array(dense)
 
 
-def same(a, b):
+def assert_same_pattern(a, b):
     assert a.shape == b.shape
     assert np.array_equal(a.toarray(), b.toarray())
     assert a.nnz == np.count_nonzero(b.toarray())  # no duplicates
@@ -47,9 +47,9 @@ def test_take_rows_and_union_against_scipy(kind, seed):
     src = rng.integers(-1, m, size=55)  # -1: an empty row
     expect = sp.csr_array(np.where((src >= 0)[:, None], p.toarray()[np.maximum(src, 0)],
                                    False))
-    same(patterns.take_rows(p, src), expect)
-    same(patterns.union([p, q, p], m, n), sp.csr_array(p.toarray() | q.toarray()))
-    same(rows.vstack([p, q], n), sp.csr_array(np.vstack([p.toarray(), q.toarray()])))
+    assert_same_pattern(patterns.take_rows(p, src), expect)
+    assert_same_pattern(patterns.union([p, q, p], m, n), sp.csr_array(p.toarray() | q.toarray()))
+    assert_same_pattern(rows.vstack([p, q], n), sp.csr_array(np.vstack([p.toarray(), q.toarray()])))
 
 
 def test_a_dense_row_is_not_blocked():
