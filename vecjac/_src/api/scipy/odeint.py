@@ -75,6 +75,17 @@ def _adjoint_dynamics(func, d):
     return dynamics
 
 
+def parameter_cotangents(b, args, floats, sizes):
+    """The adjoint's parameter part `b` (the float args, flat, in order) cut back into one
+    cotangent per argument: None for arguments that are not floats."""
+    grads = [None] * len(args)
+    start = 0
+    for k, size in zip(floats, sizes):
+        grads[k] = reshape(b[start:start + size], args[k].shape)
+        start += size
+    return grads
+
+
 def _tangent_dynamics(func, d, n_args):
     """The forward system [y, ydot] of the JVP; the args' tangents follow the args."""
     def dynamics(z, s, *args_and_tangents):
@@ -141,13 +152,8 @@ class OdeInt(Op):
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * _evaluate(func, y0, t[0], args, d)))
-        grads = [None] * len(args)
-        start = 0
-        for k, size in zip(floats, sizes):
-            grads[k] = reshape(b[start:start + size], args[k].shape)
-            start += size
         return (a if e.needs[0] else None, stack(t_bars[::-1]) if e.needs[1] else None,
-                *grads)
+                *parameter_cotangents(b, args, floats, sizes))
 
     def jvp(self, e, ty0, tt, *targs):
         if ty0 is None and tt is None and all(x is None for x in targs):

@@ -32,7 +32,7 @@ from vecjac._src.api.scipy.ivp_systems import (FN, SPARSE_MIN, Diverged, adjoint
                                                float_positions, shared_tangent_dynamics,
                                                shared_tangents, tangent_dynamics, tensor)
 from vecjac._src.api.scipy.jac import Jac
-from vecjac._src.api.scipy.odeint import closes_over_watched
+from vecjac._src.api.scipy.odeint import closes_over_watched, parameter_cotangents
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
@@ -127,13 +127,8 @@ class SolveIvp(Op):
         _check_reconstruction(y0, y_back, options, method)
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * evaluate(fun, t[0], y0, args, d)))
-        grads = [None] * len(args)
-        start = 0
-        for k, size in zip(floats, sizes):
-            grads[k] = reshape(b[start:start + size], args[k].shape)
-            start += size
         return (a if e.needs[0] else None, stack(t_bars[::-1]) if e.needs[1] else None,
-                *grads)
+                *parameter_cotangents(b, args, floats, sizes))
 
     def jvp(self, e, ty0, tt, *targs):
         if ty0 is None and tt is None and all(x is None for x in targs):
