@@ -55,7 +55,7 @@ from vecjac._src.ops.array.onehot import *  # noqa: F401,F403,E402
 from vecjac._src.composites.control_flow import *  # noqa: F401,F403,E402
 from vecjac._src.composites.scan import *  # noqa: F401,F403,E402  (scan, foldl, foldr)
 from vecjac._src.ops.nn.activations import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)
-from vecjac._src.composites.tf_math import (add_n, atan2, linspace, scalar_mul)  # noqa: F401,E402  (tf.add_n ...)
+from vecjac._src.composites.tf_math import (add_n, atan2, complex, linspace, scalar_mul)  # noqa: F401,E402  (tf.add_n ...)
 from vecjac._src.composites.space import (batch_to_space, space_to_batch, space_to_batch_nd)  # noqa: F401,E402
 # TF names that shadow Python builtins, kept out of the star-exported __all__ lists
 from vecjac._src.ops.array.creation import range  # noqa: F401,E402,A004

@@ -110,9 +110,9 @@ def float_leaf(x, what, label):
     the argument in errors (computed only then: inspecting f's signature costs 60 us)."""
     if isinstance(x, (Tensor, Variable)):
         dtype = x.dtype
-        if dtype.kind == "f":
+        if dtype.kind in "fc":
             return identity(x)  # recorded by outer tapes, distinct from the caller's Tensor
-    elif type(x) is np.ndarray and x.dtype.kind == "f":
+    elif type(x) is np.ndarray and x.dtype.kind in "fc":
         return Tensor(x.copy())
     else:
         try:
@@ -120,14 +120,11 @@ def float_leaf(x, what, label):
         except Exception:  # noqa: BLE001  (ragged lists and the like)
             arr = np.asarray(None, dtype=object)
         dtype = arr.dtype
-    if dtype.kind == "c":
-        raise TypeError(f"{what}: {label()} has complex dtype {dtype}; vecjac differentiates "
-                        "real floating point only (split into real and imaginary parts)")
-    if dtype.kind not in "f":
+    if dtype.kind not in "fc":
         shown = f"dtype {dtype}" if dtype.kind in "biu" else type(x).__name__
-        raise TypeError(f"{what}: {label()} must be floating point (float32 or float64) to "
-                        f"be differentiated, got {shown}; convert it with vj.cast or "
-                        "np.asarray(..., dtype=float)")
+        raise TypeError(f"{what}: {label()} must be floating point (float32 or float64) or "
+                        f"complex to be differentiated, got {shown}; convert it with vj.cast "
+                        "or np.asarray(..., dtype=float)")
     return Tensor(np.array(arr))
 
 
@@ -176,7 +173,9 @@ def split_aux(out, has_aux, what):
     return out[0], out[1]
 
 
-def output_tensor(y, what, scalar):
+def output_tensor(y, what, scalar, complex_ok=True):
+    """y as a Tensor f may return; `complex_ok=False`: a complex y raises JAX's error
+    (grad and jacrev want real outputs unless holomorphic=True)."""
     if y is None:  # TypeError as JAX; TF's wording
         raise TypeError(f"{what}: Cannot differentiate a function that returns None; did "
                         "you forget to return a value from f?")
@@ -192,11 +191,13 @@ def output_tensor(y, what, scalar):
     if scalar and y.shape != ():
         raise ValueError(f"{what}: f must return a scalar (shape ()), got shape {y.shape}; "
                          "reduce it (e.g. vj.reduce_sum) or use vj.jacobian")
-    if y.dtype.kind == "c":
-        raise TypeError(f"{what}: f returns complex values (dtype {y.dtype}); vecjac "
-                        "differentiates real floating point only (return vj.math.real(y) "
-                        "and vj.math.imag(y) separately)")
-    if y.dtype.kind not in "f":
+    if y.dtype.kind == "c" and not complex_ok:
+        raise TypeError(f"{what} requires real-valued outputs (a floating dtype), but f "
+                        f"returns {y.dtype}. For holomorphic differentiation, pass "
+                        f"holomorphic=True. For non-holomorphic functions with complex "
+                        "outputs, use vj.vjp directly (or vj.jacobian, which gives the real "
+                        "Jacobian of the real and imaginary parts)")
+    if y.dtype.kind not in "fc":
         raise TypeError(f"{what}: f must return floating point values, got dtype {y.dtype}")
     return y
 
@@ -219,7 +220,7 @@ def cotangent_like(v, like, what, name):
     if t.dtype == like.dtype:
         return t
     typed = isinstance(v, (Tensor, Variable, np.ndarray, np.generic))
-    if typed or t.dtype.kind not in "iuf":
+    if typed or t.dtype.kind not in ("iufc" if like.dtype.kind == "c" else "iuf"):
         raise TypeError(f"{what}: {name} has dtype {t.dtype}, expected {like.dtype}: the "
                         "dtypes must be equal (those of the matching leaf; cast it explicitly)")
     return cast(t, like.dtype)
@@ -232,7 +233,7 @@ def shape_dtype(x):
             x = np.asarray(x)
         except Exception:  # noqa: BLE001  (ragged lists and the like)
             return None
-    return x if x.dtype.kind == "f" else None
+    return x if x.dtype.kind in "fc" else None
 
 
 def describe(s):

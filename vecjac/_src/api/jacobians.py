@@ -23,7 +23,10 @@ from vecjac._src.api.fn_args import (arg_label, check_argnums, check_bool, check
                                      name_after, output_tensor, pack, positions, prepare,
                                      split_aux, strict, warn_if_independent)
 from vecjac._src.api.function import _key
-from vecjac._src.api.functional import gradient_function
+from vecjac._src.api.complex_conventions import (HolomorphicCheck, as_real_pairs,
+                                                 complex_leaves_of, conj_complex, realified,
+                                                 require_complex, require_real)
+from vecjac._src.api.functional import main_output, gradient_function
 from vecjac._src.core import nest
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.memory import check_fits, chunk_rows
@@ -61,20 +64,25 @@ def _per_output(y, jacs):
 
 # -- reverse mode ------------------------------------------------------------------------
 def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress,
-             on_output=None):
+             on_output=None, holomorphic=False):
     with strict(GradientTape(persistent=True), what) as tape:
         tape.watch(flat)
         out = f(*args, **kwargs)
         y, aux = split_aux(out, has_aux, what)
-        ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
+        ys = [output_tensor(t, what, scalar=False, complex_ok=holomorphic)
+              for t in nest.flatten(y)]
+        if holomorphic:
+            require_complex(ys, what, "output")
     warn_if_independent(what, ys, tape.is_connected)
     if on_output is not None and on_output(ys) == "fwd":
         return None
     n = sum(x.size for x in flat)
     for t in ys:  # a result that cannot fit fails here, named after this function
         check_fits(what, (t.size, n), t.dtype)
-    jacs = [pack(tape.jacobian(t, flat, unconnected_gradients=_ZERO, parallel_iterations=p,
-                               progress=progress, experimental_use_pfor=t.size > _LOOP_SEEDS),
+    # rows of JAX's jacrev: vjp(e_i) = conj(the tape's row), e_i being real
+    jacs = [pack(conj_complex(tape.jacobian(t, flat, unconnected_gradients=_ZERO,
+                                            parallel_iterations=p, progress=progress,
+                                            experimental_use_pfor=t.size > _LOOP_SEEDS)),
                  structures, many) for t in ys]
     return _per_output(y, jacs), aux
 
@@ -146,7 +154,7 @@ def _split_columns(columns, out_shape, flat, sizes):
 
 # -- the public functions ----------------------------------------------------------------
 def jacobian(f, argnums=0, has_aux=False, mode="auto", parallel_iterations=None,
-             progress=False):
+             progress=False, holomorphic=False):
     """A function returning the Jacobian of `f`, vectorized by pfor.
 
     mode: "rev" (one VJP per output element), "fwd" (one JVP per input element) or
@@ -154,33 +162,84 @@ def jacobian(f, argnums=0, has_aux=False, mode="auto", parallel_iterations=None,
     output). `parallel_iterations` bounds memory (rows or columns per chunk);
     `progress=True` shows a tqdm bar over the chunks (nothing without tqdm).
 
+    Complex values: with `holomorphic=True` (f complex to complex, checked on the first
+    call per input signature), the complex Jacobian df/dz. Otherwise every complex input
+    leaf and every complex output leaf is taken as its real and imaginary parts, a
+    trailing axis of 2: the real Jacobian of the map R^2n -> R^2m. For f(z) = z**2 at
+    z = 1 + 1j (a 0-d input and output) it has shape (2, 2):
+    [[d Re f/d Re z, d Re f/d Im z], [d Im f/d Re z, d Im f/d Im z]] = [[2, -2], [2, 2]].
+
     >>> vj.jacobian(lambda x: vj.sin(x) * 2.0)(np.zeros(3)).numpy()
     array([[2., 0., 0.],
            [0., 2., 0.],
            [0., 0., 2.]])
     """
-    return _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, "jacobian", f)
+    if holomorphic is not True:
+        check_bool(holomorphic, "holomorphic", "jacobian")
+        return _real_jacobian(f, argnums, has_aux, mode, parallel_iterations, progress)
+    return _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, "jacobian", f,
+                     True)
 
 
-def jacrev(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False):
-    """`jacobian(f, ..., mode="rev")`: reverse mode (JAX's `jax.jacrev`)."""
-    return _jacobian(f, argnums, has_aux, "rev", parallel_iterations, progress, "jacrev", f)
+def jacrev(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False,
+           holomorphic=False):
+    """`jacobian(f, ..., mode="rev")`: reverse mode (JAX's `jax.jacrev`). Complex values as
+    JAX: f must return real values unless holomorphic=True (checked); a complex input with
+    a real output gives rows in JAX's convention (the conjugate of GradientTape's)."""
+    return _jacobian(f, argnums, has_aux, "rev", parallel_iterations, progress, "jacrev", f,
+                     holomorphic)
 
 
-def jacfwd(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False):
-    """`jacobian(f, ..., mode="fwd")`: forward mode (JAX's `jax.jacfwd`).
+def jacfwd(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False,
+           holomorphic=False):
+    """`jacobian(f, ..., mode="fwd")`: forward mode (JAX's `jax.jacfwd`). Complex values as
+    JAX: the inputs must be real unless holomorphic=True (checked); a real input with a
+    complex output gives the complex Jacobian.
 
     >>> vj.jacfwd(lambda x: vj.stack([x[0] * x[1], vj.sin(x[1])]))(np.array([2.0, 0.0])).numpy()
     array([[0., 2.],
            [0., 1.]])
     """
-    return _jacobian(f, argnums, has_aux, "fwd", parallel_iterations, progress, "jacfwd", f)
+    return _jacobian(f, argnums, has_aux, "fwd", parallel_iterations, progress, "jacfwd", f,
+                     holomorphic)
 
 
-def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, named):
+def _real_jacobian(f, argnums, has_aux, mode, parallel_iterations, progress):
+    """vj.jacobian without holomorphic=True: a real f as it is; a complex one as the real
+    map of real and imaginary parts (complex_conventions.py: realified)."""
+    what = "jacobian"
+    _check_common(f, argnums, has_aux, parallel_iterations, progress, what)
+    plain = _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, f,
+                      "real pairs")
+    pairs = {}  # the complex leaves of the arguments -> the realified function
+
+    def jacobian_fn(*args, **kwargs):
+        pos = positions(argnums, len(args), what)
+        found = frozenset(complex_leaves_of(args, pos))
+        if not found:
+            return plain(*args, **kwargs)
+        if found not in pairs:
+            pairs[found] = _jacobian(realified(f, pos, found, has_aux), argnums, has_aux,
+                                     mode, parallel_iterations, progress, what, f,
+                                     "real pairs")
+        args = [nest.map_structure(as_real_pairs, a) if k in pos else a
+                for k, a in enumerate(args)]
+        return pairs[found](*args, **kwargs)
+    return name_after(jacobian_fn, what, f)
+
+
+def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, named,
+              holomorphic=False):
     """The body of jacobian/jacrev/jacfwd; `named` is the user's function (for argument
-    names in errors)."""
+    names in errors). `holomorphic`: True, False (JAX's rules for complex values) or "real
+    pairs" (vj.jacobian: complex outputs become real pairs)."""
     argnums, has_aux = _check_common(f, argnums, has_aux, parallel_iterations, progress, what)
+    if holomorphic == "real pairs":
+        f = _outputs_as_real_pairs(f, has_aux, what)
+        holomorphic = False
+    else:
+        holomorphic = check_bool(holomorphic, "holomorphic", what)
+    check = HolomorphicCheck(what) if holomorphic else None
     if mode not in _MODES:
         raise ValueError(f"{what}: mode must be one of {_MODES}, got {mode!r}")
     # Both keyed by the call's signature: the differentiated arguments' shapes and dtypes
@@ -190,7 +249,13 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
 
     def jacobian_fn(*args, **kwargs):
         pos = positions(argnums, len(args), what)
+        if check is not None:
+            check(main_output(f, has_aux, what), args, kwargs, pos)
         args, flat, structures = prepare(named, args, pos, what)
+        if holomorphic:
+            require_complex(flat, what, "input")
+        elif what in ("jacfwd", "hessian"):
+            require_real(flat, what, "input")
         many = isinstance(argnums, tuple)
         common = (f, args, kwargs, flat, structures, many, has_aux, what,
                   parallel_iterations, progress)
@@ -205,7 +270,7 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
                     sizes[key] = [t.size for t in ys]
                     choices[key] = "fwd" if n_in < sum(sizes[key]) else "rev"
                     return choices[key]
-                done = _reverse(*common, on_output=decide)
+                done = _reverse(*common, on_output=decide, holomorphic=holomorphic)
                 if done is not None:
                     return _result(done, has_aux)
                 chosen = "fwd"
@@ -214,9 +279,17 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
                 sizes[key] = _output_sizes(f, args, kwargs, has_aux, what)
             result = _forward(*common, out_sizes=sizes.get(key))
         else:
-            result = _reverse(*common)
+            result = _reverse(*common, holomorphic=holomorphic or what == "jacobian")
         return _result(result, has_aux)
     return name_after(jacobian_fn, what, named)
+
+
+def _outputs_as_real_pairs(f, has_aux, what):
+    def real_outputs(*args, **kwargs):
+        y, aux = split_aux(f(*args, **kwargs), has_aux, what)
+        y = nest.map_structure(as_real_pairs, y) if nest.is_nested(y) else as_real_pairs(y)
+        return (y, aux) if has_aux else y
+    return real_outputs
 
 
 # forward mode with at least this many columns learns f's output sizes first (one plain
@@ -273,8 +346,12 @@ def batch_jacobian(f, argnums=0, has_aux=False, parallel_iterations=None, progre
     return name_after(batch_jacobian_fn, what, f)
 
 
-def hessian(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False):
+def hessian(f, argnums=0, has_aux=False, parallel_iterations=None, progress=False,
+            holomorphic=False):
     """A function returning the Hessian of scalar `f`: the Jacobian of its gradient.
+
+    Complex values as JAX: a real f of complex inputs gives the Jacobian (in JAX's
+    convention) of its gradient; `holomorphic=True` the complex second derivative.
 
     For an argument of shape `a` the Hessian has shape `a + a`. With argnums a tuple
     `(i, j, ...)`, `H[p][q]` has shape `shape(arg_p) + shape(arg_q)`; nests nest likewise.
@@ -290,5 +367,6 @@ def hessian(f, argnums=0, has_aux=False, parallel_iterations=None, progress=Fals
     # pass, and no tangent of the primal pass is carried.
     what = "hessian"
     argnums, has_aux = _check_common(f, argnums, has_aux, parallel_iterations, progress, what)
-    return _jacobian(gradient_function(f, argnums, has_aux, what), argnums, has_aux, "rev",
-                     parallel_iterations, progress, what, f)
+    holomorphic = check_bool(holomorphic, "holomorphic", what)
+    return _jacobian(gradient_function(f, argnums, has_aux, what, holomorphic), argnums,
+                     has_aux, "rev", parallel_iterations, progress, what, f, holomorphic)

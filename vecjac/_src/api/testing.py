@@ -6,6 +6,12 @@ it compares u . J v, from reverse mode (the VJP dotted with v) and from forward 
 JVP along v dotted with u), with the central difference of u . f along v. For order 2 it
 checks the VJP (reverse) or the JVP (forward), as functions of the inputs, the same way;
 and so on. Tolerances default by dtype (float64 tight, float32 loose).
+
+Complex arguments and outputs (complex_parts.py has the convention): directions v and
+weights u are complex, and the pairing is the real inner product Re<u, J v>
+(Re(sum(conj(u) * J v))), which the tape's VJP (TF's convention) satisfies as
+Re<VJP(u), v>; the functional vj.vjp (JAX's convention, the conjugate) is checked as
+Re(sum(u * J v)) = Re(sum(vjp(u) * v)).
 """
 import numpy as np
 
@@ -13,7 +19,9 @@ from vecjac._src.api.fn_args import strict
 from vecjac._src.core import nest
 from vecjac._src.core.tensor import Tensor, constant
 from vecjac._src.core.unconnected import UnconnectedGradients
+from vecjac._src.api.functional import vjp
 from vecjac._src.ops.array.creation import zeros_like
+from vecjac._src.ops.elementwise.complex_parts import real
 from vecjac._src.ops.elementwise.arithmetic import multiply
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
@@ -23,6 +31,8 @@ from vecjac._src.transforms.tape.tape import GradientTape
 _DEFAULTS = {  # dtype: (eps, rtol, atol)
     np.dtype(np.float64): (1e-6, 1e-5, 1e-7),
     np.dtype(np.float32): (1e-2, 5e-2, 5e-3),
+    np.dtype(np.complex128): (1e-6, 1e-5, 1e-7),
+    np.dtype(np.complex64): (1e-2, 5e-2, 5e-3),
 }
 
 
@@ -36,8 +46,9 @@ def _as_arrays(args):
     arrays = []
     for k, a in enumerate(args):
         arr = np.array(a._value if isinstance(a, Tensor) else a)
-        if arr.dtype.kind not in "f":
-            raise TypeError(f"check_grads: args[{k}] must be floating point, got {arr.dtype}")
+        if arr.dtype.kind not in "fc":
+            raise TypeError(f"check_grads: args[{k}] must be floating point or complex, got "
+                            f"{arr.dtype}")
         arrays.append(arr)
     return arrays
 
@@ -49,18 +60,35 @@ def _flat_output(out):
     return leaves
 
 
+def _random_like(rng, shape, dtype):
+    """Standard normal values of `dtype` (complex: independent real and imaginary parts)."""
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def _pairing(a, b):
+    """Re<a, b> = Re(sum(conj(a) * b)) of two arrays: the real inner product."""
+    return float(np.real(np.vdot(np.asarray(a), np.asarray(b))))
+
+
 def _weighted_sum(f, tensors, weights):
+    """Re<u, f(xs)> summed over the outputs: a real scalar, differentiable in xs."""
     outs = _flat_output(f(*tensors))
     total = None
     for o, u in zip(outs, weights):
-        term = reduce_sum(multiply(o, constant(u.astype(o.dtype))))
+        if o.dtype.kind == "c":
+            term = real(reduce_sum(multiply(o, constant(np.conj(u).astype(o.dtype)))))
+        else:
+            term = reduce_sum(multiply(o, constant(u.astype(o.dtype))))
         total = term if total is None else total + term
     return total
 
 
 def _output_weights(f, arrays, rng):
     outs = _flat_output(f(*[constant(a) for a in arrays]))
-    return [rng.standard_normal(np.shape(o)).astype(o.dtype) for o in outs]
+    return [_random_like(rng, np.shape(o), o.dtype) for o in outs]
 
 
 def _vjp_function(f, weights):
@@ -81,8 +109,8 @@ def _check_once(f, arrays, order, eps, rtol, atol, rng, depth=1):
     tensors = [constant(a) for a in arrays]
     grads = [np.asarray(g._value) for g in vjp(*tensors)]
     for k, a in enumerate(arrays):
-        v = rng.standard_normal(a.shape).astype(a.dtype)
-        analytic = float(np.sum(grads[k] * v))
+        v = _random_like(rng, a.shape, a.dtype)
+        analytic = _pairing(grads[k], v)
 
         def along(t):
             moved = [constant(a + t * v) if j == k else constant(b)
@@ -116,11 +144,10 @@ def _check_once_fwd(f, arrays, order, eps, rtol, atol, rng, depth=1):
     """Forward mode: u . (J v) from the JVP against central differences along v (all
     arguments moved together); order 2 checks the JVP function the same way."""
     weights = _output_weights(f, arrays, rng)
-    directions = [rng.standard_normal(a.shape).astype(a.dtype) for a in arrays]
+    directions = [_random_like(rng, a.shape, a.dtype) for a in arrays]
     jvp = _jvp_function(f, directions)
     tangents = jvp(*[constant(a) for a in arrays])
-    analytic = float(sum(np.sum(np.asarray(t._value, np.float64) * u)
-                         for t, u in zip(tangents, weights)))
+    analytic = sum(_pairing(u, t._value) for t, u in zip(tangents, weights))
 
     def along(t):
         moved = [constant(a + t * v) for a, v in zip(arrays, directions)]
@@ -138,7 +165,7 @@ def _check_once_fwd(f, arrays, order, eps, rtol, atol, rng, depth=1):
 
 def _worst_element(f, arrays, k, weights, grad, eps):
     a = arrays[k]
-    if a.size > 200:
+    if a.size > 200 or a.dtype.kind == "c":
         return ""
 
     def g(x):
@@ -176,6 +203,31 @@ def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=None, rtol=None, ato
         _check_once(f, arrays, order, eps, rtol, atol, np.random.default_rng(seed))
     if "fwd" in modes:
         _check_once_fwd(f, arrays, order, eps, rtol, atol, np.random.default_rng(seed + 1))
+    if "rev" in modes and any(a.dtype.kind == "c" for a in arrays):
+        _check_jax_convention(f, arrays, eps, rtol, atol, np.random.default_rng(seed + 2))
+
+
+def _check_jax_convention(f, arrays, eps, rtol, atol, rng):
+    """vj.vjp's cotangents (JAX's convention): Re(sum(u * J v)) = Re(sum(vjp(u) * v)),
+    the bilinear pairing, against central differences along a complex direction v."""
+    weights = _output_weights(f, arrays, rng)
+    directions = [_random_like(rng, a.shape, a.dtype) for a in arrays]
+    out, pull = vjp(lambda *xs: _flat_output(f(*xs)), *arrays)
+    cts = pull([constant(u.astype(o.dtype)) for o, u in zip(out, weights)])
+    analytic = sum(float(np.real(np.sum(np.asarray(c._value) * v)))
+                   for c, v in zip(cts, directions))
+    # the bilinear pairing with u is the real inner product with conj(u)
+    conjugated = [np.conj(u) for u in weights]
+
+    def along(t):
+        moved = [constant(a + t * v) for a, v in zip(arrays, directions)]
+        return float(_weighted_sum(f, moved, conjugated)._value)
+    numeric = (along(eps) - along(-eps)) / (2 * eps)
+    if not abs(analytic - numeric) <= atol + rtol * max(abs(analytic), abs(numeric), 1.0):
+        raise AssertionError(
+            f"check_grads: vj.vjp (JAX's convention) disagrees with finite differences: "
+            f"Re(sum(vjp(u) * v)) = {analytic:.10g}, central differences {numeric:.10g} "
+            "along a random complex direction")
 
 
 def numerical_jacobian(f, x, eps=None):

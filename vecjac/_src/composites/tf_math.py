@@ -27,6 +27,8 @@ from vecjac._src.ops.array.creation import _count, ones_like, zeros_like
 from vecjac._src.ops.array.indexing import gather
 from vecjac._src.ops.array.shaping import expand_dims, identity, reshape
 from vecjac._src.ops.elementwise.arithmetic import add, multiply
+from vecjac._src.ops.elementwise.complex_parts import (angle, complex, conj,  # noqa: F401
+                                                       imag, real)  # (tf.math's names)
 from vecjac._src.ops.elementwise.bessel import BesselI0, BesselI0e, BesselI1, BesselI1e
 from vecjac._src.ops.elementwise.logic import (cast, equal, greater, greater_equal, less,
                                                logical_and, logical_not, not_equal, where)
@@ -46,7 +48,7 @@ __all__ = ["sigmoid", "softmax", "log_softmax", "softplus", "softsign", "log_sig
            "xlog1py", "igamma", "igammac", "bessel_i0", "bessel_i0e", "bessel_i1",
            "bessel_i1e", "atan2", "add_n", "accumulate_n", "divide_no_nan",
            "multiply_no_nan", "reciprocal_no_nan", "lbeta", "rint", "scalar_mul", "real",
-           "imag", "conj", "angle", "cumulative_logsumexp", "polyval", "count_nonzero",
+           "imag", "conj", "angle", "complex", "cumulative_logsumexp", "polyval", "count_nonzero",
            "invert_permutation", "is_non_decreasing", "is_strictly_increasing",
            "in_top_k", "top_k", "cross", "approximate_equal", "bucketize"]
 
@@ -186,17 +188,6 @@ def scalar_mul(scalar, x, name=None):
     if s.ndim != 0:
         raise ValueError(f"scalar_mul: scalar must be 0-d, got shape {s.shape}")
     return s * to_input(x, (s,), "scalar_mul", "x")
-
-
-def real(input, name=None): return identity(_real(input, "real", "input", "biuf"))
-def imag(input, name=None): return zeros_like(_real(input, "imag", "input"))
-def conj(x, name=None): return identity(_real(x, "conj", "x", "biuf"))
-
-
-def angle(input, name=None):
-    """The argument: pi where a real input is negative, else 0 (as TF)."""
-    x = _real(input, "angle", "input", "f")
-    return where(less(x, 0), ones_like(x) * math.pi, zeros_like(x))
 
 
 def polyval(coeffs, x, name=None):

@@ -39,6 +39,9 @@ class Op:
     has_gradient = True     # set by @register: False when no `gradient` is written
     stateful = False        # each run may differ (random draws): never folded or merged
     shape_only = False      # outputs depend on input shapes and dtypes only (zeros_like)
+    complex_rules = False   # the rules hold for complex values (the convention of
+    #                         ops/elementwise/complex_parts.py); False: differentiating
+    #                         through complex values raises ComplexNotSupported
     # -- rules of the transforms (None: the transform's fallback)
     jvp = None              # forward mode; None: derived from `gradient`
     converter = None        # pfor; None: a while loop over the iterations

@@ -22,6 +22,8 @@ class Arg:
       bool      True / False at random
       square    (..., n, n), well conditioned: 1.5 I + noise of norm < 1; differentiable
       spd       (..., n, n), symmetric positive definite; differentiable
+      complex   x + iy, x and y uniform in [lo, hi] (default [-2, 2]), complex128 (or
+                complex64 where the test asks for float32); differentiable
     diff=False keeps a float argument out of the gradient checks.
     """
 
@@ -48,6 +50,10 @@ class Arg:
         return cls("bool", shape)
 
     @classmethod
+    def complex(cls, *shape, lo=-2.0, hi=2.0, diff=True):
+        return cls("complex", shape, lo, hi, diff)
+
+    @classmethod
     def square(cls, *shape, diff=True):
         return cls("square", shape, diff=diff)
 
@@ -57,7 +63,7 @@ class Arg:
 
     @property
     def floating(self):
-        return self.kind in ("float", "square", "spd")
+        return self.kind in ("float", "square", "spd", "complex")
 
     def value(self, rng, dims, dtype=np.float64):
         """A NumPy value for this argument; `dims` maps dim names to sizes."""
@@ -67,6 +73,9 @@ class Arg:
             return rng.integers(self.lo, hi, size=shape).astype(self.dtype)
         if self.kind == "bool":
             return rng.random(shape) < 0.5
+        if self.kind == "complex":
+            z = rng.uniform(self.lo, self.hi, size=shape + (2,))
+            return np.asarray(z[..., 0] + 1j * z[..., 1], np.result_type(dtype, np.complex64))
         if self.kind == "float":
             x = rng.uniform(self.lo, self.hi, size=shape)
             if self.zeros:

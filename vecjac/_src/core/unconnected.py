@@ -33,18 +33,24 @@ def leaf_tensor(x, what):
 
 
 class ComplexNotSupported(TypeError):
-    """Differentiation reached a complex value. Complex differentiation (a convention
-    such as JAX's or TF's) is not designed and tested yet, and a silently wrong complex
-    number is worse than none: every transform raises this (vectorized Jacobians pass
-    it through unchanged)."""
+    """Differentiation reached complex values in an op whose rules are not written for
+    them (the op fact `complex_rules`, docs/op_block.md): an error, never a silently
+    wrong complex number. Vectorized Jacobians pass it through unchanged."""
 
     def __init__(self, what, found):
-        super().__init__(f"{what}: {found}; vecjac differentiates real floating point only "
-                         "(split complex values into real and imaginary parts)")
+        super().__init__(f"{what}: {found}; its derivative rules are written for real "
+                         "values only (split complex values into real and imaginary parts "
+                         "with vj.math.real / vj.math.imag around it)")
 
 
-def refuse_complex(tensors, what, role):
-    """ComplexNotSupported naming the dtype for a complex target or source of a tape."""
-    for t in tensors:
+def refuse_complex_entry(op, inputs, outputs, what):
+    """ComplexNotSupported when a value of a recorded op without complex rules is complex
+    (called by the transforms only for such ops)."""
+    for t in outputs:
         if t.dtype.kind == "c":
-            raise ComplexNotSupported(what, f"{role} has complex dtype {t.dtype}")
+            raise ComplexNotSupported(what, f"{op.name} gives complex values (dtype "
+                                      f"{t.dtype}) on the way to the derivative")
+    for t in inputs:
+        if t.dtype.kind == "c":
+            raise ComplexNotSupported(what, f"{op.name} takes complex values (dtype "
+                                      f"{t.dtype}) on the way to the derivative")

@@ -77,6 +77,7 @@ def _sliced_shape(shape, template, bounds):
 
 @register
 class DynamicStridedSlice(Op):
+    complex_rules = True
     jvp = linear
     samples = (Sample(lambda x: apply(DynamicStridedSlice, x, Tensor(np.array([1, 3])),
                                       template=(("bounds", 0, 1, None), 0)),
@@ -107,6 +108,7 @@ class DynamicStridedSlice(Op):
 
 @register
 class DynamicStridedSliceGrad(Op):
+    complex_rules = True
     jvp = linear
     covered_by = "DynamicStridedSlice"
 

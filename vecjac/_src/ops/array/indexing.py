@@ -105,6 +105,7 @@ def _check_indices(indices, size, fn):
 
 @register
 class GatherV2(Op):
+    complex_rules = True
     pattern = patterns.gather
     jvp = linear
     samples = (Sample("gather", Arg.float("n", 3), Arg.int(4, hi="n")),
@@ -186,6 +187,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
     Output shape: params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:].
     """
+    complex_rules = True
     params = to_input(params, fn="gather", arg="params")
     indices = to_input(indices, fn="gather", arg="indices")
     if indices.dtype.kind not in "iu":
@@ -233,6 +235,7 @@ def _check_basic_key(shape, key):
 
 @register
 class StridedSlice(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -257,6 +260,7 @@ class StridedSlice(Op):
 
 @register
 class StridedSliceGrad(Op):
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     covered_by = "StridedSlice"

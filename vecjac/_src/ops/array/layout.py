@@ -48,6 +48,7 @@ def _int_list(value, fn, arg):
 # -- tile --------------------------------------------------------------------------------
 @register
 class Tile(Op):
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("tile", Arg.float(2, "n"), [2, 3]), Sample("tile", Arg.float("n"), [3]))
@@ -83,6 +84,7 @@ def tile(input, multiples, name=None):
 # -- pad ---------------------------------------------------------------------------------
 @register
 class PadV2(Op):
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("pad", Arg.float(2, "n"), [[1, 0], [2, 1]]),
@@ -123,6 +125,7 @@ class PadV2(Op):
 
 @register
 class MirrorPad(Op):
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("pad", Arg.float(3, "n"), [[1, 2], [0, 0]], mode="REFLECT"),
@@ -180,6 +183,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     before, after < size) or "SYMMETRIC" (mirror with the edge, needs <= size); any case.
     Output shape: (before + size + after for every axis).
     """
+    complex_rules = True
     x = to_input(tensor, fn="pad", arg="tensor")
     if getattr(paddings, "_pfor", None) is not None:
         raise ValueError("pad: paddings cannot vary over a pfor loop")
@@ -218,6 +222,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 # -- reverse, slice, strided_slice ------------------------------------------------------
 @register
 class ReverseV2(Op):
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("reverse", Arg.float(2, "n", 3), [0, 2]),

@@ -51,6 +51,7 @@ class ScatterRows(Op):
 @register
 class GatherRows(Op):
     """g (..., n, M, w) -> (..., n, w): the rows [..., a, pos[a], :]."""
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     converter = elementwise
@@ -65,6 +66,7 @@ class GatherRows(Op):
 
 def scatter_rows(values, pos, size):
     """(n, w) rows placed at positions `pos` (n,) of a new axis of `size`: (n, size, w)."""
+    complex_rules = True
     return apply(ScatterRows, values, pos=np.asarray(pos), size=int(size))
 
 
@@ -72,6 +74,7 @@ def scatter_rows(values, pos, size):
 class ScatterRowsAdd(Op):
     """dense (..., n, M, w) + values (..., n, w) placed at [..., a, pos[a], :]: one pass
     over `dense` (a copy) instead of materializing the one-hot term and adding."""
+    complex_rules = True
     jvp = linear
     samples = (Sample(lambda x, v: apply(ScatterRowsAdd, x, v, pos=np.array([1, 0, 1])),
                       Arg.float(3, 2, 2), Arg.float(3, 2)),)

@@ -25,6 +25,7 @@ __all__ = ["identity", "identity_n", "ensure_shape", "stop_gradient", "reshape",
 
 @register
 class Identity(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.elementwise
     jvp = linear
@@ -86,6 +87,7 @@ class StopGradient(Op):
 
 def stop_gradient(input, name=None):
     """The value of `input`, with no gradient flowing back through it."""
+    complex_rules = True
     return StopGradient(input if type(input) is Tensor else
                         to_input(input, (), "stop_gradient", "input"))
 
@@ -93,6 +95,7 @@ def stop_gradient(input, name=None):
 # -- reshape -----------------------------------------------------------------------------
 @register
 class Reshape(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -134,6 +137,7 @@ def reshape(tensor, shape, name=None):
 # -- transpose ---------------------------------------------------------------------------
 @register
 class Transpose(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -158,8 +162,7 @@ def transpose(a, perm=None, conjugate=False, name=None):
     """Permute axes; perm=None reverses them (TF's default)."""
     x = to_input(a, fn="transpose", arg="a")
     if as_bool(conjugate, "transpose", "conjugate") and x.dtype.kind == "c":
-        raise TypeError("transpose: conjugate=True on a complex tensor is not supported yet "
-                        "(no conj op)")
+        x = lib.conj(x)  # complex_parts.py loads after this module (it builds on it)
     if perm is None:
         perm = tuple(range(x.ndim))[::-1]
     elif type(perm) is tuple and all(type(p) is int for p in perm) and \
@@ -200,6 +203,7 @@ def squeeze(input, axis=None, name=None):
 # -- broadcast_to ------------------------------------------------------------------------
 @register
 class BroadcastTo(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -237,6 +241,7 @@ def broadcast_to(input, shape, name=None):
 # -- concat / stack / unstack ------------------------------------------------------------
 @register
 class ConcatV2(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -281,6 +286,7 @@ def concat(values, axis, name=None):
 
 @register
 class Pack(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -326,6 +332,7 @@ def stack(values, axis=0, name=None):
 
 @register
 class Unpack(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
@@ -357,6 +364,7 @@ def unstack(value, num=None, axis=0, name=None):
 
 @register
 class SplitV(Op):
+    complex_rules = True
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear

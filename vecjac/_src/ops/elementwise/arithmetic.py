@@ -16,7 +16,9 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.array.shaping import reshape
-from vecjac._src.ops.elementwise.logic import equal, greater, greater_equal, less_equal, where
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
+from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, less_equal,
+                                               not_equal, where)
 from vecjac._src.ops.elementwise.unary import floor, log, square
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
@@ -71,6 +73,7 @@ def _pick(pick_x, tx, ty, e):
 # -- arithmetic ------------------------------------------------------------------------
 @register
 class Add(Op):
+    complex_rules = True
     name = "AddV2"
     inplace_ufunc = np.add
     fusion_code = fusion.ADD
@@ -104,6 +107,7 @@ class Add(Op):
 
 @register
 class Sub(Op):
+    complex_rules = True
     inplace_ufunc = np.subtract
     fusion_code = fusion.SUB
     scalar_expression = "{0} - {1}"
@@ -128,6 +132,7 @@ class Sub(Op):
 
 @register
 class Mul(Op):
+    complex_rules = True
     inplace_ufunc = np.multiply
     fusion_code = fusion.MUL
     scalar_expression = "{0} * {1}"
@@ -150,8 +155,8 @@ class Mul(Op):
 
     def gradient(self, e, g):
         x, y = e.inputs
-        gx = unbroadcast(g * y, x.shape) if e.needs[0] else None
-        gy = unbroadcast(g * x, y.shape) if e.needs[1] else None
+        gx = unbroadcast(g * conj_if_complex(y), x.shape) if e.needs[0] else None
+        gy = unbroadcast(g * conj_if_complex(x), y.shape) if e.needs[1] else None
         return gx, gy
 
     def jvp(self, e, tx, ty):
@@ -165,6 +170,7 @@ class Mul(Op):
 class MulAdd(Op):
     """a * b + c * d, broadcasting: the product rule's tangent tx * y + x * ty as one op
     instead of three (forward mode runs it for every product of two varying values)."""
+    complex_rules = True
     fusion_code = fusion.MUL_ADD
     scalar_expression = "{0} * {1} + {2} * {3}"
     pattern = patterns.broadcasting
@@ -188,7 +194,8 @@ class MulAdd(Op):
 
     def gradient(self, e, g):
         a, b, c, d = e.inputs
-        return tuple(unbroadcast(g * other, x.shape) if need else None for x, other, need in
+        return tuple(unbroadcast(g * conj_if_complex(other), x.shape) if need else None
+                     for x, other, need in
                      zip((a, b, c, d), (b, a, d, c), e.needs))
 
     def jvp(self, e, ta, tb, tc, td):
@@ -205,6 +212,7 @@ class MulAdd(Op):
 
 @register
 class RealDiv(Op):
+    complex_rules = True
     inplace_ufunc = np.divide
     fusion_code = fusion.DIV
     scalar_expression = "{0} / {1}"
@@ -219,8 +227,9 @@ class RealDiv(Op):
 
     def gradient(self, e, g):
         x, y = e.inputs
-        gx = unbroadcast(g / y, x.shape) if e.needs[0] else None
-        gy = unbroadcast(g * -(e.outputs[0] / y), y.shape) if e.needs[1] else None
+        gx = unbroadcast(g / conj_if_complex(y), x.shape) if e.needs[0] else None
+        gy = unbroadcast(g * -conj_if_complex(e.outputs[0] / y), y.shape) if e.needs[1] \
+            else None
         return gx, gy
 
     def jvp(self, e, tx, ty):
@@ -231,6 +240,7 @@ class RealDiv(Op):
 
 @register
 class Pow(Op):
+    complex_rules = True
     pattern = patterns.broadcasting
     samples = (Sample("pow", Arg.positive(2, "n"), Arg.float("n")),
                Sample("pow", Arg.positive(2, 1, 3), Arg.float("m", 1)),
@@ -245,21 +255,15 @@ class Pow(Op):
         x, y = e.inputs
         gx = gy = None
         if e.needs[0]:
-            gx = unbroadcast(g * _dpow_dx(x, y), x.shape)
+            gx = unbroadcast(g * conj_if_complex(_dpow_dx(x, y)), x.shape)
         if e.needs[1]:
-            # d/dy x**y = log(x) x**y, taken as 0 where x <= 0 (as TF does)
-            positive = greater(x, 0)
-            safe_x = where(positive, x, 1)
-            gy = unbroadcast(g * where(positive, log(safe_x), 0) * e.outputs[0], y.shape)
+            gy = unbroadcast(g * conj_if_complex(_dpow_dy(x, e.outputs[0])), y.shape)
         return gx, gy
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs
         dx = None if tx is None else tx * _dpow_dx(x, y)
-        dy = None
-        if ty is not None:  # log(x) x**y, taken as 0 where x <= 0 (as the gradient)
-            positive = greater(x, 0)
-            dy = ty * where(positive, log(where(positive, x, 1)), 0) * e.outputs[0]
+        dy = None if ty is None else ty * _dpow_dy(x, e.outputs[0])
         return _plus(dx, dy)
 
 
@@ -269,6 +273,13 @@ def _dpow_dx(x, y):
     that its own derivative (second order of x**1 at 0) is not 0 * inf either."""
     zero_power = equal(y, 0)
     return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
+
+
+def _dpow_dy(x, out):
+    """d/dy x**y = log(x) x**y, taken as 0 where x <= 0 for real x (as TF does) and
+    where x == 0 for complex x (log is defined off 0 there)."""
+    defined = greater(x, 0) if x.dtype.kind != "c" else not_equal(x, 0)
+    return where(defined, log(where(defined, x, 1)), 0) * out
 
 
 @register
@@ -369,6 +380,7 @@ class FloorMod(Op):
 
 @register
 class Neg(Op):
+    complex_rules = True
     inplace_ufunc = np.negative
     fusion_code = fusion.NEG
     scalar_expression = "-{0}"

@@ -23,6 +23,7 @@ import functools
 
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.registry import Op
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.transforms.forward.rules import self_adjoint
 from vecjac._src.transforms.pfor.converters import elementwise
 from vecjac._src.transforms.sparsity import patterns
@@ -70,4 +71,6 @@ class UnaryWithDerivative(Unary):
             cls.derivative = staticmethod(cls.dydx)  # the fast path: xp = ARRAYS
 
     def gradient(self, e, g):
-        return g * self.dydx(e.inputs[0], e.outputs[0], TENSORS)
+        d = self.dydx(e.inputs[0], e.outputs[0], TENSORS)
+        # complex z: the cotangent of a holomorphic op is conj(f'(z)) g (complex_parts.py)
+        return g * (conj_if_complex(d) if d.dtype.kind == "c" else d)

@@ -95,6 +95,7 @@ def logical_not(x, name=None):
 # -- cast --------------------------------------------------------------------------------
 @register
 class Cast(Op):
+    complex_rules = True
     pattern = patterns.elementwise
     jvp = linear
     samples = (Sample("cast", Arg.float(2, "n"), "float32",  # float32 output: loose tol
@@ -135,6 +136,7 @@ def cast(x, dtype, name=None):
 # -- where (select): element-wise with three broadcasting inputs -------------------------
 @register
 class Select(Op):
+    complex_rules = True
     name = "SelectV2"
     selects_by_condition = True  # vj.function drops it for a constant condition
     pattern = patterns.broadcasting  # the union of both branches, whatever cond says

@@ -15,6 +15,7 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.transforms.function import fusion
+from vecjac._src.ops.elementwise.complex_parts import ComplexAbs, conj_if_complex
 from vecjac._src.ops.elementwise.family import ARRAYS, Unary, UnaryWithDerivative
 
 __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
@@ -27,6 +28,7 @@ __all__ = ["exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "sign",
 
 @register
 class Exp(UnaryWithDerivative):
+    complex_rules = True
     inplace_ufunc = np.exp
     samples = (Sample("exp", Arg.float(2, "n")), Sample("exp", Arg.float()))
     samples += (Sample("exp", Arg.float("m", "n"), dim_range=(0, 3)),)  # empty arrays too
@@ -41,6 +43,7 @@ class Exp(UnaryWithDerivative):
 
 @register
 class Log(Unary):
+    complex_rules = True
     inplace_ufunc = np.log
     samples = (Sample("log", Arg.positive(2, "n")), Sample("log", Arg.positive()))
 
@@ -48,22 +51,24 @@ class Log(Unary):
         return np.log(x)
 
     def gradient(self, e, g):
-        return g / e.inputs[0]
+        return g / conj_if_complex(e.inputs[0])
 
 
 @register
 class Log1p(Unary):
+    complex_rules = True
     samples = (Sample("log1p", Arg.float(2, "n", lo=-0.5)), Sample("log1p", Arg.float(lo=-0.5)))
 
     def forward(self, x):
         return np.log1p(x)
 
     def gradient(self, e, g):
-        return g / (e.inputs[0] + 1)
+        return g / conj_if_complex(e.inputs[0] + 1)
 
 
 @register
 class Expm1(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("expm1", Arg.float(2, "n")), Sample("expm1", Arg.float()))
 
     def forward(self, x):
@@ -76,6 +81,7 @@ class Expm1(UnaryWithDerivative):
 
 @register
 class Sqrt(UnaryWithDerivative):
+    complex_rules = True
     inplace_ufunc = np.sqrt
     fusion_code = fusion.SQRT
     samples = (Sample("sqrt", Arg.positive(2, "n")), Sample("sqrt", Arg.positive()))
@@ -90,6 +96,7 @@ class Sqrt(UnaryWithDerivative):
 
 @register
 class Rsqrt(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("rsqrt", Arg.positive(2, "n")), Sample("rsqrt", Arg.positive()))
 
     def forward(self, x):
@@ -102,6 +109,7 @@ class Rsqrt(UnaryWithDerivative):
 
 @register
 class Square(UnaryWithDerivative):
+    complex_rules = True
     inplace_ufunc = np.multiply  # x * x: the replay passes x twice
     fusion_code = fusion.SQUARE
     scalar_expression = "{0} * {0}"
@@ -142,6 +150,7 @@ class Sign(Unary):
 
 @register
 class Sin(UnaryWithDerivative):
+    complex_rules = True
     inplace_ufunc = np.sin
     samples = (Sample("sin", Arg.float(2, "n")), Sample("sin", Arg.float()))
 
@@ -159,6 +168,7 @@ class Sin(UnaryWithDerivative):
 
 @register
 class Cos(UnaryWithDerivative):
+    complex_rules = True
     inplace_ufunc = np.cos
     samples = (Sample("cos", Arg.float(2, "n")), Sample("cos", Arg.float()))
 
@@ -176,6 +186,7 @@ class Cos(UnaryWithDerivative):
 
 @register
 class Tan(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("tan", Arg.float(2, "n", lo=-1.2, hi=1.2)),
                Sample("tan", Arg.float(lo=-1.2, hi=1.2)))
 
@@ -189,6 +200,7 @@ class Tan(UnaryWithDerivative):
 
 @register
 class Asin(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("asin", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("asin", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -202,6 +214,7 @@ class Asin(UnaryWithDerivative):
 
 @register
 class Acos(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("acos", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("acos", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -215,6 +228,7 @@ class Acos(UnaryWithDerivative):
 
 @register
 class Atan(Unary):
+    complex_rules = True
     samples = (Sample("atan", Arg.float(2, "n")), Sample("atan", Arg.float()))
 
     def forward(self, x):
@@ -222,11 +236,12 @@ class Atan(Unary):
 
     def gradient(self, e, g):
         x = e.inputs[0]
-        return g / (1 + x * x)
+        return g / conj_if_complex(1 + x * x)
 
 
 @register
 class Sinh(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("sinh", Arg.float(2, "n")), Sample("sinh", Arg.float()))
 
     def forward(self, x):
@@ -239,6 +254,7 @@ class Sinh(UnaryWithDerivative):
 
 @register
 class Cosh(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("cosh", Arg.float(2, "n")), Sample("cosh", Arg.float()))
 
     def forward(self, x):
@@ -251,6 +267,7 @@ class Cosh(UnaryWithDerivative):
 
 @register
 class Tanh(UnaryWithDerivative):
+    complex_rules = True
     inplace_ufunc = np.tanh
     samples = (Sample("tanh", Arg.float(2, "n")), Sample("tanh", Arg.float()))
 
@@ -264,6 +281,7 @@ class Tanh(UnaryWithDerivative):
 
 @register
 class Asinh(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("asinh", Arg.float(2, "n")), Sample("asinh", Arg.float()))
 
     def forward(self, x):
@@ -289,6 +307,7 @@ class Acosh(UnaryWithDerivative):
 
 @register
 class Atanh(Unary):
+    complex_rules = True
     samples = (Sample("atanh", Arg.float(2, "n", lo=-0.8, hi=0.8)),
                Sample("atanh", Arg.float(lo=-0.8, hi=0.8)))
 
@@ -297,11 +316,12 @@ class Atanh(Unary):
 
     def gradient(self, e, g):
         x = e.inputs[0]
-        return g / (1 - x * x)
+        return g / conj_if_complex(1 - x * x)
 
 
 @register
 class Reciprocal(UnaryWithDerivative):
+    complex_rules = True
     samples = (Sample("reciprocal", Arg.positive(2, "n")), Sample("reciprocal", Arg.positive()))
 
     def forward(self, x):
@@ -394,7 +414,10 @@ def expm1(x, name=None): return _unary(Expm1, x, "expm1")
 def sqrt(x, name=None): return _unary(Sqrt, x, "sqrt")
 def rsqrt(x, name=None): return _unary(Rsqrt, x, "rsqrt")
 def square(x, name=None): return _unary(Square, x, "square")
-def abs(x, name=None): return _unary(Abs, x, "abs")  # noqa: A001 (TF's name)
+def abs(x, name=None):  # noqa: A001 (TF's name)
+    """|x|; of a complex tensor the modulus, a real tensor (TF's ComplexAbs)."""
+    x = to_input(x, (), "abs", "x")
+    return apply(ComplexAbs, x) if x.dtype.kind == "c" else _unary(Abs, x, "abs")
 def sign(x, name=None): return _unary(Sign, x, "sign")
 def sin(x, name=None): return _unary(Sin, x, "sin")
 def cos(x, name=None): return _unary(Cos, x, "cos")

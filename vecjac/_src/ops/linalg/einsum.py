@@ -16,6 +16,7 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import normalize_axis
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.shaping import reshape
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.linalg.products import _einsum_subscripts
 from vecjac._src.transforms.forward.rules import multilinear
 from vecjac._src.transforms.sparsity import patterns
@@ -74,6 +75,7 @@ def _einsum_np(arrays, inputs, output):
 
 @register
 class Einsum(Op):
+    complex_rules = True
     pattern = patterns.contraction(_einsum_subscripts)
     jvp = multilinear
     samples = (Sample("einsum", "ij,jk->ik", Arg.float("m", 3), Arg.float(3, "n")),
@@ -116,7 +118,8 @@ def _einsum_grad(k, xs, inputs, output, g):
     target = inputs[k]
     x = xs[k]
     fresh = _fresh_letters(set("".join(inputs) + output))
-    operands = [g] + [xs[j] for j in range(len(xs)) if j != k]
+    # complex: the other operands conjugated (the convention of complex_parts.py)
+    operands = [g] + [conj_if_complex(xs[j]) for j in range(len(xs)) if j != k]
     subs = [output] + [inputs[j] for j in range(len(xs)) if j != k]
     present = set("".join(subs))
     result, seen = [], set()

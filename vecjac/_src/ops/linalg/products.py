@@ -21,6 +21,7 @@ from vecjac._src.core.shapes import as_bool, broadcast_shape
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.indexing import GatherV2
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.array.shaping import Transpose, expand_dims, reshape, squeeze, transpose
 from vecjac._src.ops.elementwise.arithmetic import multiply, unbroadcast
 from vecjac._src.transforms.forward.rules import multilinear
@@ -74,6 +75,7 @@ def _einsum_subscripts(inputs, attrs):
 
 @register
 class MatMul(Op):
+    complex_rules = True
     fresh_output = True
     pattern = patterns.contraction(_matmul_subscripts)
     jvp = multilinear
@@ -125,8 +127,11 @@ class MatMul(Op):
 
         def t(x):  # the operands are valid by construction: primitives, no re-validation
             return apply(Transpose, x, perm=tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2))
-        ga = unbroadcast(apply(MatMul, g, t(b)), a.shape) if e.needs[0] else None
-        gb = unbroadcast(apply(MatMul, t(a), g), b.shape) if e.needs[1] else None
+        # complex: g b^H and a^H g (the convention of ops/elementwise/complex_parts.py)
+        ga = unbroadcast(apply(MatMul, g, t(conj_if_complex(b))), a.shape) if e.needs[0] \
+            else None
+        gb = unbroadcast(apply(MatMul, t(conj_if_complex(a)), g), b.shape) if e.needs[1] \
+            else None
         return ga, gb
 
     def converter(self, cx, a, b):
@@ -160,6 +165,7 @@ class MatVec(Op):
     broadcast). Its own primitive because a vector operand is the common case of
     forward mode and of pfor (a loop of vectors is a matrix): with a plain matrix, any
     stack of vectors is one GEMM (vectors @ a.T), with no reshape or transpose ops."""
+    complex_rules = True
     pattern = patterns.contraction(_matvec_subscripts)
     jvp = multilinear
     samples = (Sample("linalg.matvec", Arg.float("m", "n"), Arg.float("n")),
@@ -203,11 +209,12 @@ class MatVec(Op):
     def gradient(self, e, g):
         a, b = e.inputs
         ga = gb = None
-        if e.needs[0]:  # outer products g b^T
-            ga = unbroadcast(multiply(expand_dims(g, -1), expand_dims(b, -2)),
-                                 a.shape)
-        if e.needs[1]:  # a^T g
-            at = apply(Transpose, a, perm=tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
+        if e.needs[0]:  # outer products g b^T (complex: g b^H)
+            ga = unbroadcast(multiply(expand_dims(g, -1), expand_dims(conj_if_complex(b), -2)),
+                             a.shape)
+        if e.needs[1]:  # a^T g (complex: a^H g)
+            at = apply(Transpose, conj_if_complex(a),
+                       perm=tuple(range(a.ndim - 2)) + (a.ndim - 1, a.ndim - 2))
             # the forward proved a finite if it gave a finite product: the structured
             # rule of a Jacobian's one-hot g then skips its own pass over a
             note_finite_product(at, b, e.outputs[0])
@@ -292,8 +299,7 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
 
 
 def _conj(x, arg):
-    raise TypeError(f"matmul: {arg}=True on a complex tensor is not supported yet (no "
-                    "conj op); conjugate the input yourself")
+    return conj_if_complex(x)
 
 
 lib.publish(globals(), __all__)

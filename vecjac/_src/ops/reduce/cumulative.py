@@ -45,6 +45,7 @@ def _scan_np(accumulate, x, axis, exclusive, reverse, identity):
 
 @register
 class Cumsum(Op):
+    complex_rules = True
     pattern = patterns.scan
     jvp = linear
     samples = (Sample("cumsum", Arg.float(2, "n"), axis=1),

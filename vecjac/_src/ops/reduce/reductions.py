@@ -14,6 +14,7 @@ from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_dtype, normalize_axes, normalize_axis, sum_as_product
 from vecjac._src.ops.array.shaping import broadcast_to, reshape, stop_gradient, transpose
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import cast, equal, where
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
 from vecjac._src.ops.elementwise.unary import exp, is_finite, log, sqrt, square
@@ -75,6 +76,7 @@ def _reduce(op, x, axis, keepdims, fn):
 
 @register
 class Sum(Op):
+    complex_rules = True
     pattern = patterns.reduction
     jvp = linear
     samples = (Sample("reduce_sum", Arg.float(2, "n", 3), axis=1),
@@ -111,6 +113,7 @@ class Sum(Op):
 
 @register
 class Mean(Op):
+    complex_rules = True
     pattern = patterns.reduction
     jvp = linear
     samples = (Sample("reduce_mean", Arg.float(2, "n", 3), axis=1),
@@ -199,6 +202,7 @@ class All(Op):
 
 @register
 class Prod(Op):
+    complex_rules = True
     pattern = patterns.reduction
     samples = (Sample("reduce_prod", Arg.float(2, "n", 3), axis=1),
                Sample("reduce_prod", Arg.float(3, "n", zeros=0.3), axis=(0, 1), keepdims=True),
@@ -227,7 +231,7 @@ class Prod(Op):
         others = (lib.cumprod(rows, last, exclusive=True) *  # cumulative.py imports this
                   lib.cumprod(rows, last, exclusive=True, reverse=True))
         others = transpose(reshape(others, moved.shape), tuple(np.argsort(perm).tolist()))
-        return _expand_back(g, x, axis) * others
+        return _expand_back(g, x, axis) * conj_if_complex(others)
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):

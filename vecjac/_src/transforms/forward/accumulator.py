@@ -28,7 +28,7 @@ from vecjac._src.core.dispatch import apply, convert_to_tensor, innermost_loop, 
 from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
-from vecjac._src.core.unconnected import (ComplexNotSupported, UnconnectedGradients,
+from vecjac._src.core.unconnected import (UnconnectedGradients, refuse_complex_entry,
                                           unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.forward.rules import multilinear
@@ -115,10 +115,7 @@ class ForwardAccumulator(Transform):
 
     def _watch(self, primal, tangent, k, n):
         label = "tangents" if n == 1 else f"tangents (leaf {k})"
-        if primal.dtype.kind not in "f":
-            if primal.dtype.kind == "c":
-                raise TypeError(f"ForwardAccumulator: primal of dtype {primal.dtype}: "
-                                "complex differentiation is not supported")
+        if primal.dtype.kind not in "fc":
             raise TypeError(f"ForwardAccumulator: the primal must be floating (e.g. "
                             f"float32) to have a tangent, got dtype {primal.dtype}")
         if not isinstance(tangent, Tensor):
@@ -127,7 +124,8 @@ class ForwardAccumulator(Transform):
             raise ValueError(f"ForwardAccumulator: {label} has shape {tangent.shape}, the "
                              f"primal has shape {primal.shape}")
         if tangent.dtype != primal.dtype:
-            if tangent.dtype.kind not in "biuf":
+            if tangent.dtype.kind not in "biuf" and not (
+                    tangent.dtype.kind == "c" and primal.dtype.kind == "c"):
                 raise TypeError(f"ForwardAccumulator: {label} of dtype {tangent.dtype} "
                                 f"cannot be the tangent of a {primal.dtype} primal")
             tangent = lib.cast(tangent, primal.dtype)
@@ -261,12 +259,13 @@ class ForwardAccumulator(Transform):
 
     def _push_tangent(self, op, tensors, o, attrs, fast=False):
         """The tangent of an op's one output `o` (most ops: no loop over outputs)."""
-        if o.dtype.kind == "c":
-            _no_complex(op, o)
-        table = self._tangents  # only floating values ever get a tangent
+        table = self._tangents  # only floating (and complex) values ever get a tangent
         tangents = []
         for t in tensors:
             tangents.append(table.get(t._tid))
+        if not op.complex_rules:
+            refuse_complex_entry(op, [t for t, dt in zip(tensors, tangents) if dt is not None],
+                                 (o,), "ForwardAccumulator")
         dt = _one_term(op, tensors, tangents, attrs) if fast and \
             type(op).jvp is multilinear else None
         if dt is None:
@@ -274,7 +273,7 @@ class ForwardAccumulator(Transform):
             rule = op.jvp
             dt = rule(entry, *tangents) if rule is not None else \
                 derived_jvp(entry, tangents, True)
-        if dt is None or o.dtype.kind != "f":
+        if dt is None or o.dtype.kind not in "fc":
             return
         if dt.shape != o.shape or dt.dtype != o.dtype:
             dt = _fit(op, dt, o)
@@ -284,11 +283,11 @@ class ForwardAccumulator(Transform):
 
     def _push_tangents(self, op, tensors, outs, attrs):
         """The tangents of an op with several outputs (a tuple)."""
-        for o in outs:
-            if o.dtype.kind == "c":
-                _no_complex(op, o)
         table = self._tangents
         tangents = [table.get(t._tid) for t in tensors]
+        if not op.complex_rules:
+            refuse_complex_entry(op, [t for t, dt in zip(tensors, tangents) if dt is not None],
+                                 outs, "ForwardAccumulator")
         entry = Entry(op, tensors, outs, attrs)
         rule = op.jvp
         result = rule(entry, *tangents) if rule is not None else \
@@ -296,7 +295,7 @@ class ForwardAccumulator(Transform):
         if not isinstance(result, (tuple, list)) or len(result) != len(outs):
             raise RuntimeError(f"jvp of {op.name} returned {result!r} for {len(outs)} outputs")
         for o, dt in zip(outs, result):
-            if dt is None or o.dtype.kind != "f":
+            if dt is None or o.dtype.kind not in "fc":
                 continue
             if dt.shape != o.shape or dt.dtype != o.dtype:
                 dt = _fit(op, dt, o)
@@ -327,12 +326,6 @@ def _one_term(op, tensors, tangents, attrs):
     owner = innermost_loop(args)
     return owner.process(op, tuple(args), attrs) if owner is not None else \
         apply(op, *args, **attrs)
-
-
-def _no_complex(op, o):
-    # no convention for complex tangents yet: an error, never a wrong number
-    raise ComplexNotSupported("ForwardAccumulator", f"{op.name} gives complex values (dtype "
-                              f"{o.dtype}) from a value with a tangent")
 
 
 def _fit(op, dt, o):
@@ -366,7 +359,10 @@ def derived_jvp(entry, tangents, single=True):
         for c, t in zip(cots, tangents):
             if c is None or t is None:
                 continue
-            term = lib.reduce_sum(lib.multiply(c, t))
+            if c.dtype.kind == "c" or t.dtype.kind == "c":  # the real inner product
+                term = lib.real(lib.reduce_sum(lib.multiply(lib.conj(c), t)))
+            else:
+                term = lib.reduce_sum(lib.multiply(c, t))
             total = term if total is None else lib.add(total, term)
     if total is None:
         return None if single else (None,) * len(outs)

@@ -7,7 +7,8 @@ outside the accumulator see it: a tape differentiates JVPs, pfor vectorizes them
 one-hot tangents stay structured where the ops have structured rules).
 
 - self_adjoint: elementwise unary ops. The Jacobian is diagonal, hence symmetric, so J t
-  is the VJP with t as the cotangent: the op's own gradient, no second formula.
+  is the VJP with t as the cotangent: the op's own gradient, no second formula (complex
+  values: Hermitian, J t = conj(VJP(conj t))).
 - linear: ops linear in all their floating inputs jointly (reshape, concat, sum, gather's
   params, pad with its constant): the op applied to the tangents (zeros where missing),
   integer inputs (indices, shapes) as they are.
@@ -24,7 +25,13 @@ from vecjac._src.core.registry import lib
 def self_adjoint(op, e, t):
     # (an op with a `derivative` skips this rule when the accumulator is alone: its
     # _fused path computes the same factor in NumPy)
-    return None if t is None else op.gradient(e, t)
+    if t is None:
+        return None
+    if t.dtype.kind == "c" or e.outputs[0].dtype.kind == "c":
+        # a diagonal complex Jacobian d: the gradient is conj(d) g, so d t is
+        # conj(gradient(conj(t))) (the convention: ops/elementwise/complex_parts.py)
+        return apply(lib.Conj, op.gradient(e, apply(lib.Conj, t)))
+    return op.gradient(e, t)
 
 
 def linear(op, e, *tangents):

@@ -18,7 +18,7 @@ from vecjac._src.core.memory import check_fits, chunk_rows
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
-                                          refuse_complex, unconnected_mode)
+                                          unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.pfor.pfor import for_loop, pfor
 from vecjac._src.transforms.pfor.structured import worth_structuring
@@ -141,8 +141,6 @@ class JacobianMixin:
                             f"{type(target).__name__}")
         target = leaf_tensor(target, "jacobian: target")
         flat_sources = [leaf_tensor(s, "jacobian: sources") for s in nest.flatten(sources)]
-        refuse_complex([target], "GradientTape.jacobian", "the target")
-        refuse_complex(flat_sources, "GradientTape.jacobian", "a source")
         m = target.size
         tshape = target.shape
 
@@ -186,8 +184,6 @@ class JacobianMixin:
         unconnected_mode(unconnected_gradients, "batch_jacobian")
         target = leaf_tensor(target, "batch_jacobian: target")
         source = leaf_tensor(source, "batch_jacobian: source")
-        refuse_complex([target], "GradientTape.batch_jacobian", "the target")
-        refuse_complex([source], "GradientTape.batch_jacobian", "the source")
         if target.ndim < 2:
             raise ValueError(f"batch_jacobian: target must have rank at least 2, got shape "
                              f"{target.shape}")

@@ -18,8 +18,8 @@ from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
-from vecjac._src.core.unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
-                                          refuse_complex, unconnected_mode)
+from vecjac._src.core.unconnected import (UnconnectedGradients, leaf_tensor,
+                                          refuse_complex_entry, unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.tape.jacobians import JacobianMixin
 
@@ -230,14 +230,10 @@ class GradientTape(Transform, JacobianMixin):
         return result
 
     def _gradient(self, target, sources, output_gradients, mode, refuse=None):
-        """The gradient pass; `refuse` (the public method's name): check for complex
-        targets and sources first (jacobian checks them once, before its loop)."""
+        """The gradient pass; `refuse`: the public method's name."""
         targets = [leaf_tensor(t, "gradient: target") for t in nest.flatten(target)]
         flat_sources = nest.flatten(sources)
         source_tensors = [leaf_tensor(s, "gradient: sources") for s in flat_sources]
-        if refuse is not None:
-            refuse_complex(targets, refuse, "the target")
-            refuse_complex(source_tensors, refuse, "a source")
         if output_gradients is None:
             seeds = [None] * len(targets)
         else:
@@ -341,6 +337,8 @@ class GradientTape(Transform, JacobianMixin):
                 gs = [_zeros_like(o) if g is None else g for o, g in zip(outputs, gs)]
             if not op.has_gradient:
                 raise LookupError(f"gradient registry has no entry for: {op.name}")
+            if not op.complex_rules:
+                refuse_complex_entry(op, inputs, outputs, "gradient")
             # the rule gets its own copy of the entry: which inputs this pass wants is
             # per-pass state, and a persistent tape's entries may be in two passes at once
             # (two threads, or a tape recorded inside another's backward pass)
@@ -360,10 +358,6 @@ class GradientTape(Transform, JacobianMixin):
             for t, g, need in zip(inputs, in_grads, needs):
                 if g is None or not need:
                     continue
-                if t.dtype.kind == "c":  # no convention for complex cotangents yet
-                    raise ComplexNotSupported("gradient", "the target depends on the "
-                                              "sources through complex values (an input "
-                                              f"of {op.name}, dtype {t.dtype})")
                 if not isinstance(g, Tensor):
                     g = lib.cast(g, t.dtype)
                 if g.shape != t.shape:
