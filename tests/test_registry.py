@@ -58,6 +58,53 @@ CASES = [pytest.param(name, k, id=f"{name}-{k}")
          for name, op in OPS.items() for k in range(len(op.samples))]
 
 
+def _complex_variant(sample):
+    if sample.no_complex:
+        return None
+    """The sample with every differentiable float argument drawn complex (x + iy, both
+    parts in the argument's range): how ops with complex rules are checked in complex128
+    (and complex64 where the float32 test runs)."""
+    def convert(v):
+        if isinstance(v, Arg) and v.kind == "float" and v.diff:
+            return Arg.complex(*v.shape, lo=v.lo, hi=v.hi)
+        if isinstance(v, list):
+            return [convert(x) for x in v]
+        if isinstance(v, tuple):
+            return tuple(convert(x) for x in v)
+        return v
+    args = [convert(a) for a in sample.args]
+    kwargs = {k: convert(v) for k, v in sample.kwargs.items()}
+    if all(not (isinstance(a, Arg) and a.kind == "complex") for a in _flat_args(args, kwargs)):
+        return None
+    return Sample(sample.fn, *args, no_grad=sample.no_grad, no_pfor=sample.no_pfor,
+                  no_f32=sample.no_f32, grad_order=sample.grad_order, tol=sample.tol,
+                  dim_range=sample.dim_range, **kwargs)
+
+
+def _flat_args(args, kwargs):
+    out = []
+
+    def visit(v):
+        if isinstance(v, (list, tuple)):
+            for x in v:
+                visit(x)
+        else:
+            out.append(v)
+    visit(list(args) + list(kwargs.values()))
+    return out
+
+
+# ops with complex rules: each float sample again with complex arguments ("<op>-c<k>")
+COMPLEX_SAMPLES = {}
+for _name, _op in OPS.items():
+    if _op.complex_rules:
+        for _k, _s in enumerate(_op.samples):
+            _v = _complex_variant(_s)
+            if _v is not None:
+                COMPLEX_SAMPLES[(_name, f"c{_k}")] = _v
+CASES += [pytest.param(name, k, id=f"{name}-{k}") for name, k in COMPLEX_SAMPLES]
+
+
 # -- binding a sample --------------------------------------------------------------------
 def _leaves(sample):
     """The Args of a sample in call order (positional, then keyword; lists flattened)."""
@@ -113,7 +160,7 @@ def _caller(op, sample):
 
 def _case(name, k):
     op = OPS[name]
-    sample = op.samples[k]
+    sample = COMPLEX_SAMPLES[name, k] if isinstance(k, str) else op.samples[k]
     leaves = _leaves(sample)
     diff = [j for j, a in enumerate(leaves) if a.floating and a.diff]
     differentiable = (op.differentiable and op.has_gradient and not sample.no_grad
@@ -151,15 +198,25 @@ def _partial(call, values, diff):
 
 
 def _weighted_loss(outs, weights):
+    """Re<u, o> summed over the outputs (real weights u: sum(u * Re o) for complex o)."""
     total = None
     for o, u in zip(outs, weights):
-        term = vj.reduce_sum(o * vj.constant(u.astype(o.dtype)))
+        if o.dtype.kind == "c":
+            term = vj.reduce_sum(vj.math.real(o * vj.constant(np.conj(u).astype(o.dtype))))
+        else:
+            term = vj.reduce_sum(o * vj.constant(u.astype(o.dtype)))
         total = term if total is None else total + term
     return total
 
 
 def _float_outputs(outs):
-    return [o for o in outs if o.dtype.kind == "f"]
+    """The outputs with derivatives: floating or complex."""
+    return [o for o in outs if o.dtype.kind in "fc"]
+
+
+def _pairing(a, b):
+    """Re<a, b> = Re(sum(conj(a) * b)), the real inner product (complex_parts.py)."""
+    return float(np.real(np.vdot(np.asarray(a), np.asarray(b))))
 
 
 # -- the checks --------------------------------------------------------------------------
@@ -194,7 +251,8 @@ def test_jvp_agrees_with_vjp(name, k, data):
     """<u, J t> from the op's forward rule equals <J^T u, t> from its gradient, for random
     t and u: the JVP and the VJP are transposes of one linear map (float64, tight)."""
     f, xs, rng = _differentiable_case(name, k, data)
-    ts = [rng.standard_normal(x.shape) for x in xs]
+    ts = [rng.standard_normal(x.shape) + (1j * rng.standard_normal(x.shape)
+                                           if x.dtype.kind == "c" else 0) for x in xs]
     with vj.autodiff.ForwardAccumulator(xs, [vj.constant(t) for t in ts]) as acc:
         with vj.GradientTape() as tape:
             tape.watch(xs)
@@ -205,10 +263,10 @@ def test_jvp_agrees_with_vjp(name, k, data):
     for o, t in zip(floats, jvps):
         assert t.shape == o.shape and t.dtype == o.dtype, \
             f"{name}: JVP of shape {t.shape} {t.dtype} for an output {o.shape} {o.dtype}"
-    forward = sum(float(np.sum(t.numpy() * u)) for t, u in zip(jvps, weights))
+    forward = sum(_pairing(u, t.numpy()) for t, u in zip(jvps, weights))
     grads = tape.gradient(loss, xs, unconnected_gradients="zero")
-    reverse = sum(float(np.sum(g.numpy() * t)) for g, t in zip(grads, ts))
-    tol = 1e-5 if any(o.dtype == np.float32 for o in floats) else 1e-9  # float32 rounds
+    reverse = sum(_pairing(g.numpy(), t) for g, t in zip(grads, ts))
+    tol = 1e-5 if any(o.dtype in (np.float32, np.complex64) for o in floats) else 1e-9
     assert abs(forward - reverse) <= tol * max(1.0, abs(forward), abs(reverse)), \
         f"{name}: <u, J t> = {forward!r} (JVP) but <J^T u, t> = {reverse!r} (VJP)"
 
@@ -245,7 +303,7 @@ def test_float32_in_float32_out(name, k, data):
         return forward(*a, **kw)
     op.forward = counting  # instance attribute: apply() finds it first
     try:
-        ref = _outputs(call(*[vj.constant(v.astype(np.float64) if v.dtype == np.float32
+        ref = _outputs(call(*[vj.constant(v.astype(_WIDE[v.dtype]) if v.dtype in _WIDE
                                           else v) for v in values]))
     finally:
         del op.forward
@@ -266,8 +324,8 @@ def test_float32_in_float32_out(name, k, data):
             loss = _weighted_loss(floats, weights) if floats else None
         for o, r in zip(outs, ref):
             # the rule binds when some input is floating (int -> float64 is NumPy's)
-            widened = r.dtype == np.float64 and any(a.floating for a in leaves)
-            expected = np.float32 if widened else r.dtype
+            widened = r.dtype in _NARROW and any(a.floating for a in leaves)
+            expected = _NARROW[r.dtype] if widened else r.dtype
             assert o.dtype == expected, (f"{name}: float32 inputs give a {o.dtype} output "
                                          f"(float64 inputs: {r.dtype})")
             scale = max(1.0, float(np.max(np.abs(r.numpy()), initial=0)))
@@ -280,37 +338,44 @@ def test_float32_in_float32_out(name, k, data):
         assert present, f"{name}: no gradient reaches any input"
         for j, g in zip(diff, grads):
             if g is not None:
-                assert g.dtype == np.float32, f"{name}: gradient of argument {j} is {g.dtype}"
+                assert g.dtype == tensors[j].dtype, \
+                    f"{name}: gradient of argument {j} is {g.dtype}"
         jac = outer.jacobian(floats[0], tensors[diff[0]])
-        assert jac is None or jac.dtype == np.float32, f"{name}: float32 jacobian is {jac.dtype}"
+        assert jac is None or jac.dtype in _NARROW.values(), \
+            f"{name}: float32 jacobian is {jac.dtype}"
         _assert_float32_jvps(name, call, tensors, diff, rng)
         if sample.grad_order < 2:
             return
-        second = _weighted_loss(present, [rng.standard_normal(g.shape).astype(np.float32)
-                                          for g in present])
+        second = _weighted_loss(present, [rng.standard_normal(g.shape) for g in present])
     # the tape casts every cotangent to its input's dtype: look for float64 work inside
     leaks = sorted({e.op.name for e in outer.recorded()
-                    if any(o.dtype == np.float64 for o in e.outputs)})
+                    if any(o.dtype in _NARROW for o in e.outputs)})
     assert not leaks, f"{name}: float32 inputs, but ops {leaks} compute in float64"
     for j, h in zip(diff, outer.gradient(second, [tensors[j] for j in diff])):
         if h is not None:
-            assert h.dtype == np.float32, (f"{name}: second derivative w.r.t. argument {j} "
-                                           f"is {h.dtype}")
+            assert h.dtype == tensors[j].dtype, (f"{name}: second derivative w.r.t. argument "
+                                                 f"{j} is {h.dtype}")
+
+
+# float32 runs of float64 samples, complex64 of complex128 ones
+_NARROW = {np.dtype(np.float64): np.dtype(np.float32),
+           np.dtype(np.complex128): np.dtype(np.complex64)}
+_WIDE = {v: k for k, v in _NARROW.items()}
 
 
 def _assert_float32_jvps(name, call, tensors, diff, rng):
     """Forward mode keeps float32: tangents of every output, and no float64 op inside."""
     sources = [tensors[j] for j in diff]
-    tangents = [vj.constant(rng.standard_normal(x.shape).astype(np.float32)) for x in sources]
+    tangents = [vj.constant(rng.standard_normal(x.shape).astype(x.dtype)) for x in sources]
     with vj.GradientTape(persistent=True) as watcher:  # sees the JVP computation
         watcher.watch(sources + tangents)
         with vj.autodiff.ForwardAccumulator(sources, tangents) as acc:
             outs = _float_outputs(_outputs(call(*tensors)))
     for m, o in enumerate(outs):
         t = acc.jvp(o)
-        assert t is None or t.dtype == np.float32, f"{name}: JVP of output {m} is {t.dtype}"
+        assert t is None or t.dtype == o.dtype, f"{name}: JVP of output {m} is {t.dtype}"
     leaks = sorted({e.op.name for e in watcher.recorded()
-                    if any(o.dtype == np.float64 for o in e.outputs)})
+                    if any(o.dtype in _NARROW for o in e.outputs)})
     assert not leaks, f"{name}: float32 tangents, but ops {leaks} compute in float64"
 
 
@@ -405,6 +470,8 @@ def test_jacobian_and_hessian_match_numerical(name, k, data):
     chunk = data.draw(st.sampled_from([None, 2, 3]), label="parallel_iterations")
     values = _values(leaves, dims, rng)
     call = _caller(op, sample)
+    if any(leaves[j].kind == "complex" for j in diff):  # numerical_jacobian is real
+        pytest.skip("central differences of complex maps: tests/api/test_complex.py")
     for j in diff:
         f = _partial(call, values, [j])
         x = vj.constant(values[j])
@@ -459,7 +526,7 @@ def test_sample_specs_are_well_formed():
         for sample in op.samples:
             assert isinstance(sample, Sample), f"{name}: {sample!r} is not a Sample"
             _function(op, sample)
-            for flag in (sample.no_grad, sample.no_pfor, sample.no_f32):
+            for flag in (sample.no_grad, sample.no_pfor, sample.no_f32, sample.no_complex):
                 assert flag is None or (isinstance(flag, str) and flag), \
                     f"{name}: skip flags take the reason as a string, got {flag!r}"
             assert set(sample.tol) <= {"eps", "rtol", "atol"}, f"{name}: tol {sample.tol}"
@@ -503,7 +570,7 @@ def test_outputs_never_alias_the_callers_arrays(name, k, size):
     lo, hi = sample.dim_range
     names = {d for a in leaves for d in a.shape + (a.hi,) if isinstance(d, str)}
     dims = {n: max(lo, min(hi, size)) for n in names}
-    arrays = _values(leaves, dims, np.random.default_rng(k))
+    arrays = _values(leaves, dims, np.random.default_rng(hash(str(k)) % 2 ** 32))
     try:
         out = _caller(op, sample)(*arrays)
     except (TypeError, ValueError):  # a sample that needs Tensors (e.g. a Variable method)

@@ -411,7 +411,7 @@ def test_batch_jacobian_rejects_nested_output():
         vj.batch_jacobian(lambda x: [x, x])(np.ones((2, 2)))
 
 
-# -- complex values: every transform raises, none returns a number ------------------------
+# -- complex values ----------------------------------------------------------------------
 Z = np.array([1.0 + 2.0j, 0.5 - 1.0j])
 XR = np.array([0.3, 0.7])
 
@@ -440,52 +440,51 @@ def _sum_through(x):
     return vj.reduce_sum(_through_complex(x))
 
 
-COMPLEX_CALLS = {
-    "tape gradient, complex source": lambda: _tape(
-        "gradient", lambda: Z, lambda z: vj.reduce_sum(vj.abs(vj.exp(z)))),
-    "tape gradient, complex target": lambda: _tape(
-        "gradient", lambda: XR, lambda x: vj.exp(vj.cast(x, vj.complex128))),
-    "tape gradient, complex in between": lambda: _tape("gradient", lambda: XR,
-                                                       _through_complex),
-    "tape jacobian, complex source": lambda: _tape("jacobian", lambda: Z, vj.abs),
-    "tape jacobian, complex target": lambda: _tape(
-        "jacobian", lambda: XR, lambda x: vj.cast(x, vj.complex128)),
-    "tape jacobian, complex in between": lambda: _tape("jacobian", lambda: XR,
-                                                       _through_complex),
-    "tape batch_jacobian, complex target": lambda: _tape(
-        "batch_jacobian", lambda: np.ones((2, 3)), lambda x: vj.cast(x, vj.complex128)),
-    "tape batch_jacobian, complex in between": lambda: _tape(
-        "batch_jacobian", lambda: np.ones((2, 3)), _through_complex),
-    "accumulator, complex in between": lambda: _accumulator(_through_complex),
-    "grad, complex input": lambda: vj.grad(lambda z: vj.reduce_sum(vj.abs(vj.exp(z))))(Z),
-    "grad, complex output": lambda: vj.grad(
-        lambda x: vj.reduce_sum(vj.cast(x, vj.complex128)))(XR),
-    "grad, complex in between": lambda: vj.grad(_sum_through)(XR),
-    "value_and_grad, complex input": lambda: vj.value_and_grad(
-        lambda z: vj.reduce_sum(vj.abs(z)))(Z),
-    "jacobian, complex input": lambda: vj.jacobian(vj.abs)(Z),
-    "jacobian, complex in between": lambda: vj.jacobian(_through_complex)(XR),
-    "jacfwd, complex in between": lambda: vj.jacfwd(_through_complex)(XR),
-    "jacrev, complex output": lambda: vj.jacrev(lambda x: vj.cast(x, vj.complex128))(XR),
-    "batch_jacobian, complex input": lambda: vj.batch_jacobian(vj.abs)(np.ones((2, 2)) + 1j),
-    "hessian, complex input": lambda: vj.hessian(lambda z: vj.reduce_sum(vj.abs(z)))(Z),
-    "hessian, complex in between": lambda: vj.hessian(_sum_through)(XR),
-    "hvp, complex in between": lambda: vj.hvp(_sum_through, XR, XR),
-    "vjp, complex output": lambda: vj.vjp(lambda x: vj.cast(x, vj.complex128), XR),
-    "vjp, complex in between": lambda: vj.vjp(_through_complex, XR)[1](np.ones(2)),
-    "jvp, complex in between": lambda: vj.jvp(_through_complex, (XR,), (np.ones(2),)),
-    "linearize, complex output": lambda: vj.linearize(lambda x: vj.cast(x, vj.complex128),
-                                                      XR),
+_HALF = 0.5 * np.exp(0.5 * XR)  # d/dx exp(0.5 x), the closed form of _through_complex
+# real in, real out, complex in between: the real derivative, in every transform (the
+# old refusal guarded exactly this path: it once gave -0.18 where 0.58 is right)
+REAL_THROUGH_COMPLEX = {
+    "tape gradient": (lambda: _tape("gradient", lambda: XR, _sum_through), _HALF),
+    "tape jacobian": (lambda: _tape("jacobian", lambda: XR, _through_complex), np.diag(_HALF)),
+    "tape batch_jacobian": (lambda: _tape("batch_jacobian", lambda: XR[:, None],
+                                          _through_complex), _HALF[:, None, None]),
+    "accumulator": (lambda: _accumulator(_through_complex), _HALF),
+    "grad": (lambda: vj.grad(_sum_through)(XR), _HALF),
+    "jacobian": (lambda: vj.jacobian(_through_complex)(XR), np.diag(_HALF)),
+    "jacfwd": (lambda: vj.jacfwd(_through_complex)(XR), np.diag(_HALF)),
+    "jacrev": (lambda: vj.jacrev(_through_complex)(XR), np.diag(_HALF)),
+    "hessian": (lambda: vj.hessian(_sum_through)(XR), np.diag(0.5 * _HALF)),
+    "hvp": (lambda: vj.hvp(_sum_through, XR, np.ones(2)), 0.5 * _HALF),
+    "vjp": (lambda: vj.vjp(_through_complex, XR)[1](np.ones(2))[0], _HALF),
+    "jvp": (lambda: vj.jvp(_through_complex, (XR,), (np.ones(2),))[1], _HALF),
 }
 
 
-@pytest.mark.parametrize("name", sorted(COMPLEX_CALLS))
-def test_complex_differentiation_raises_naming_the_dtype(name):
-    # until complex differentiation is designed (and tested against JAX's convention),
-    # a complex value on the path is a TypeError, never a number: the real-in real-out
-    # path through complex values gave -0.18 where d/dx exp(0.5 x) = 0.58
-    with pytest.raises(TypeError, match="complex"):
-        COMPLEX_CALLS[name]()
+@pytest.mark.parametrize("name", sorted(REAL_THROUGH_COMPLEX))
+def test_real_function_through_complex_values_has_the_real_derivative(name):
+    call, expected = REAL_THROUGH_COMPLEX[name]
+    got = call()
+    assert got.dtype == np.float64, name
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, err_msg=name)
+
+
+# JAX's dtype rules of the functional API (holomorphic=False): an error naming the dtype
+JAX_COMPLEX_ERRORS = {
+    "grad, complex output": lambda: vj.grad(
+        lambda x: vj.reduce_sum(vj.cast(x, vj.complex128)))(XR),
+    "jacrev, complex output": lambda: vj.jacrev(lambda x: vj.cast(x, vj.complex128))(XR),
+    "jacfwd, complex input": lambda: vj.jacfwd(vj.abs)(Z),
+    "hessian, complex input": lambda: vj.hessian(lambda z: vj.reduce_sum(vj.abs(z)))(Z),
+    "grad holomorphic, real input": lambda: vj.grad(lambda x: x * 1j, holomorphic=True)(0.5),
+    "grad holomorphic, real output": lambda: vj.grad(lambda z: vj.abs(z),
+                                                     holomorphic=True)(1j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(JAX_COMPLEX_ERRORS))
+def test_jax_dtype_rules_for_complex_values(name):
+    with pytest.raises(TypeError, match="complex|real-valued"):
+        JAX_COMPLEX_ERRORS[name]()
 
 
 def test_complex_values_off_the_differentiated_path_are_fine():

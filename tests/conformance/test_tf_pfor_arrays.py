@@ -200,9 +200,6 @@ def test_identity_like_op_and_its_gradient_vectorize(op, slope):
     np.testing.assert_allclose(result[2].numpy(), slope * x.numpy(), rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="vj.transpose(conjugate=True) raises on complex input ('not "
-                          "supported yet (no conj op)')")
 def test_conjugate_transpose_of_complex_rows():
     z = complex_draw((3, 2, 3, 4))
     flipped = assert_pfor_matches_loop(

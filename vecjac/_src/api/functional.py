@@ -35,11 +35,12 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "hvp"]
 def _value_and_grad_call(f, argnums, has_aux, what, args, kwargs, holomorphic=False,
                          check=None):
     pos = positions(argnums, len(args), what)
-    if check is not None:  # holomorphic=True: verified on the first call per signature
-        check(main_output(f, has_aux, what), args, kwargs, pos)
+    given = args
     args, flat, structures = prepare(f, args, pos, what)
     if holomorphic:
         require_complex(flat, what, "input")
+        # the claim verified on the first call per signature, before the gradient pass
+        check(main_output(f, has_aux, what), given, kwargs, pos)
     with strict(GradientTape(), what) as tape:
         tape.watch(flat)
         out = f(*args, **kwargs)

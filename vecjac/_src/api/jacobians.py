@@ -249,11 +249,11 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
 
     def jacobian_fn(*args, **kwargs):
         pos = positions(argnums, len(args), what)
-        if check is not None:
-            check(main_output(f, has_aux, what), args, kwargs, pos)
+        given = args
         args, flat, structures = prepare(named, args, pos, what)
         if holomorphic:
             require_complex(flat, what, "input")
+            check(main_output(f, has_aux, what), given, kwargs, pos)
         elif what in ("jacfwd", "hessian"):
             require_real(flat, what, "input")
         many = isinstance(argnums, tuple)

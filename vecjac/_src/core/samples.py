@@ -102,18 +102,21 @@ class Sample:
       no_grad="why"  no gradient / Jacobian checks (non-differentiable ops skip them anyway)
       no_pfor="why"  no pfor-against-loop check
       no_f32="why"   no float32 check
+      no_complex="why"  no complex variant (tests/test_registry.py draws the float
+                     arguments of an op with complex_rules complex too, unless this)
       grad_order=2   highest derivative order check_grads verifies
       dim_range=(1, 3)  sizes drawn for the named dims; (0, 3) also tests empty arrays
       tol={...}      eps / rtol / atol for check_grads and the Jacobian check
     """
 
-    __slots__ = ("fn", "args", "kwargs", "no_grad", "no_pfor", "no_f32", "grad_order",
-                 "tol", "dim_range")
+    __slots__ = ("fn", "args", "kwargs", "no_grad", "no_pfor", "no_f32", "no_complex",
+                 "grad_order", "tol", "dim_range")
 
-    def __init__(self, fn, *args, no_grad=None, no_pfor=None, no_f32=None, grad_order=2,
-                 tol=None, dim_range=(1, 3), **kwargs):
+    def __init__(self, fn, *args, no_grad=None, no_pfor=None, no_f32=None, no_complex=None,
+                 grad_order=2, tol=None, dim_range=(1, 3), **kwargs):
         self.fn, self.args, self.kwargs = fn, args, kwargs
         self.no_grad, self.no_pfor, self.no_f32 = no_grad, no_pfor, no_f32
+        self.no_complex = no_complex
         self.grad_order, self.tol, self.dim_range = grad_order, dict(tol or {}), dim_range
 
     def __repr__(self):

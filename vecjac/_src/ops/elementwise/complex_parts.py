@@ -91,8 +91,10 @@ class Complex(Op):
     jvp = linear
     pattern = patterns.broadcasting
     converter = broadcasting
-    samples = (Sample("complex", Arg.float(2, "n"), Arg.float(2, "n")),
-               Sample("complex", Arg.float(2, "n"), Arg.float("n")))
+    samples = (Sample("complex", Arg.float(2, "n"), Arg.float(2, "n"),
+                      no_complex="real and imaginary parts are real"),
+               Sample("complex", Arg.float(2, "n"), Arg.float("n"),
+                      no_complex="real and imaginary parts are real"))
 
     def forward(self, re, im):
         out = np.empty(np.broadcast_shapes(re.shape, im.shape), _complex_dtype(re.dtype))

@@ -18,6 +18,7 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.array.shaping import reshape, transpose
 from vecjac._src.ops.elementwise.arithmetic import unbroadcast
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import where
 from vecjac._src.ops.elementwise.unary import log
 from vecjac._src.ops.linalg import diag_band as bands
@@ -428,13 +429,13 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
            name=None):
     """Matrix-vector product a @ b, batched: (..., m, n) and (..., n) -> (..., m).
 
-    transpose_a (or adjoint_a, the same for real matrices) uses a's transpose.
+    transpose_a uses a's transpose, adjoint_a its conjugate transpose.
     """
     a = to_input(a, (a, b), "matvec", "a")
     b = to_input(b, (a, b), "matvec", "b")
     for arg, x in (("a", a), ("b", b)):
-        if x.dtype.kind not in "biuf":
-            raise TypeError(f"matvec: {arg} must be real numeric, got dtype {x.dtype}")
+        if x.dtype.kind not in "biufc":
+            raise TypeError(f"matvec: {arg} must be numeric, got dtype {x.dtype}")
     if a.ndim < 2:
         raise ValueError(f"matvec: a must have rank >= 2, got shape {a.shape}")
     if b.ndim < 1:
@@ -449,6 +450,8 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
     broadcast_shape("matvec", a.shape[:-2], b.shape[:-1], names=("a batch", "b batch"))
     if transposed:
         a = matrix_transpose(a)
+    if a.dtype.kind == "c" and _bool(adjoint_a, "matvec", "adjoint_a"):
+        a = conj_if_complex(a)
     return apply(MatVec, a, b)
 
 lib.publish(globals(), __all__)

@@ -16,6 +16,7 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_bool, normalize_axis
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.shaping import expand_dims, transpose
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import greater, where
 from vecjac._src.ops.elementwise.unary import exp, is_finite, log
 from vecjac._src.ops.reduce.reductions import _int_dtype, reduce_sum
@@ -64,6 +65,7 @@ class Cumsum(Op):
 
 @register
 class Cumprod(Op):
+    complex_rules = True
     pattern = patterns.scan
     samples = (Sample("cumprod", Arg.float(2, "n"), axis=1),
                Sample("cumprod", Arg.float("n", 3, zeros=0.3), exclusive=True),
@@ -82,7 +84,8 @@ class Cumprod(Op):
         # all its derivatives are right too; with zeros, the O(n^2) form below.
         value_read(x, "internal", _has_zero)
         if not _has_zero(x._value):
-            return cumsum(g * y, axis, exclusive=exclusive, reverse=not reverse) / x
+            return cumsum(g * conj_if_complex(y), axis, exclusive=exclusive,
+                          reverse=not reverse) / conj_if_complex(x)
         return _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse)
 
 
@@ -103,7 +106,7 @@ def _cumprod_grad_with_zeros(x, g, axis, exclusive, reverse):
     without_i = where(Tensor(np.eye(n, dtype=bool)), 1, expand_dims(xt, -2))
     partial = cumprod(without_i, last, exclusive=exclusive, reverse=reverse)
     weights = Tensor(enters.astype(x.dtype)) * expand_dims(gt, -2)
-    grad = reduce_sum(partial * weights, axis=last)
+    grad = reduce_sum(conj_if_complex(partial) * weights, axis=last)
     return transpose(grad, tuple(np.argsort(perm).tolist()))
 
 
