@@ -126,6 +126,7 @@ ROLE_DEFAULTS = {"float": lambda: F(2, 3), "scalar": lambda: 0.5, "bool": lambda
 IDX = lambda: np.array([0, 1])  # noqa: E731
 SPECS = {
     "argmax": dict(args=dict(axis=0)), "argmin": dict(args=dict(axis=0)),
+    "complex": dict(roles=dict(real="float", imag="float")),
     "batch_normalization": dict(args=dict(mean=lambda: F(3), variance=lambda: F(3),
                                           offset=lambda: F(3), scale=lambda: F(3),
                                           variance_epsilon=1e-3),

@@ -51,21 +51,14 @@ def test_unary_op_and_its_gradients_vectorize(op):
     assert_pfor_matches_loop(body, 3)
 
 
-REAL_ONLY = pytest.mark.xfail(
-    strict=True, raises=TypeError,
-    reason="vj.math.real / imag / angle / conj take real inputs only: a complex input raises "
-           "ComplexNotSupported even eagerly without a tape (TF returns its parts)")
-
-
 @pytest.mark.parametrize("op", [
-    pytest.param(vj.math.angle, id="angle", marks=REAL_ONLY),
-    pytest.param(vj.math.imag, id="imag", marks=REAL_ONLY),
+    pytest.param(vj.math.angle, id="angle"),
+    pytest.param(vj.math.imag, id="imag"),
     pytest.param(vj.math.abs, id="complex_abs"),
-    pytest.param(vj.math.real, id="real", marks=REAL_ONLY),
-    pytest.param(vj.math.conj, id="conj", marks=REAL_ONLY),
+    pytest.param(vj.math.real, id="real"),
+    pytest.param(vj.math.conj, id="conj"),
 ])
 def test_op_of_complex_values_vectorizes(op):
-    # values only: vecjac differentiates real floats only (README, Limitations)
     z = complex_draw((3, 5))
     assert_pfor_matches_loop(lambda i: (op(z), op(vj.gather(z, i))), 3)
 
@@ -103,8 +96,8 @@ BINARY = {
     "squared_difference": vj.math.squared_difference, "subtract": vj.math.subtract,
     "safe_polygamma": polygamma_in_domain, "floor_div": vj.math.floordiv,
 }
-MISSING_BINARY = [("complex", lambda a, b: vj.math.complex(a, b), "vj.math.complex"),
-                  ("truncate_mod", lambda a, b: vj.math.truncatemod(a, b),
+BINARY["complex"] = vj.math.complex
+MISSING_BINARY = [("truncate_mod", lambda a, b: vj.math.truncatemod(a, b),
                    "vj.math.truncatemod"),
                   ("safe_zeta", zeta_in_domain, "vj.math.zeta")]
 BINARY_PARAMS = (

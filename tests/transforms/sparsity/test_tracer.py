@@ -8,7 +8,7 @@ import pytest
 
 import vecjac as vj
 from vecjac._src.transforms.sparsity.tracer import SparsityWarning
-from tests.test_registry import CASES as REGISTRY_CASES, _case, _caller, _outputs, _values
+from tests.test_registry import CASES as REGISTRY_CASES, _case, _caller, _outputs, _values, seed_of
 
 RNG = np.random.default_rng(0)
 
@@ -71,23 +71,37 @@ def test_every_op_sample_pattern_contains_the_true_nonzeros(name, k):
         pytest.skip("not differentiable")
     dims = {d: 3 for a in leaves for d in a.shape + (a.hi,) if isinstance(d, str)}
     call = _caller(op, sample)
-    rng = np.random.default_rng(k)
+    rng = np.random.default_rng(seed_of(k))
     points = [_values(leaves, dims, rng) for _ in range(3)]
     for values in points[1:]:  # integer leaves (indices) are fixed: patterns depend on them
         values[:] = [v if j in diff else w for j, (v, w) in enumerate(zip(values, points[0]))]
     shapes = [np.shape(points[0][j]) for j in diff]
     sizes = [int(np.prod(s)) for s in shapes]
+    pairs = [np.iscomplexobj(points[0][j]) for j in diff]
 
     def f(z, values):
+        # complex arguments and outputs as their real and imaginary parts: the real map
         args = [vj.constant(v) for v in values]
         offset = 0
-        for j, shape, size in zip(diff, shapes, sizes):
-            args[j] = vj.reshape(z[offset:offset + size], shape)
+        for j, shape, size, pair in zip(diff, shapes, sizes, pairs):
+            part = z[offset:offset + size]
+            if pair:
+                part = vj.complex(part, z[offset + size:offset + 2 * size])
+                offset += size
+            args[j] = vj.reshape(part, shape)
             offset += size
-        outs = [o for o in _outputs(call(*args)) if o.dtype.kind == "f"]
-        return vj.concat([vj.reshape(o, [-1]) for o in outs], 0)
+        outs = []
+        for o in _outputs(call(*args)):
+            if o.dtype.kind == "f":
+                outs.append(vj.reshape(o, [-1]))
+            elif o.dtype.kind == "c":
+                outs += [vj.reshape(vj.math.real(o), [-1]), vj.reshape(vj.math.imag(o), [-1])]
+        return vj.concat(outs, 0)
 
-    z0 = [np.concatenate([np.ravel(v[j]) for j in diff]) for v in points]
+    def flat(v, j):
+        return np.concatenate([v[j].real.ravel(), v[j].imag.ravel()]) if np.iscomplexobj(
+            v[j]) else np.ravel(v[j])
+    z0 = [np.concatenate([flat(v, j) for j in diff]) for v in points]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         detected = vj.jacobian_sparsity(lambda z: f(z, points[0]), z0[0]).toarray()

@@ -279,7 +279,7 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
                 sizes[key] = _output_sizes(f, args, kwargs, has_aux, what)
             result = _forward(*common, out_sizes=sizes.get(key))
         else:
-            result = _reverse(*common, holomorphic=holomorphic or what == "jacobian")
+            result = _reverse(*common, holomorphic=holomorphic)
         return _result(result, has_aux)
     return name_after(jacobian_fn, what, named)
 
