@@ -148,6 +148,7 @@ class SparseJacobian:
             raise TypeError(f"{what}: {arg_label(self._f, k)} must be one 1-D float array, "
                             f"got a {type(args[k]).__name__} of {len(flat)} arrays")
         x = flat[0]
+        _refuse_complex(x, f"{arg_label(self._f, k)}", what)
         if x.ndim != 1:
             raise ValueError(f"{what}: {arg_label(self._f, k)} has shape {x.shape}, but a "
                              f"sparse {'Hessian' if self._hessian else 'Jacobian'} is a "
@@ -182,6 +183,7 @@ class SparseJacobian:
             dtype = flat[0].dtype
         else:
             pattern, y, flat = trace_jacobian(f, args, k, what, kwargs, track)
+            _refuse_complex(y, "f's output", what)
             if y.ndim != 1:
                 raise ValueError(f"{what}: f returns shape {y.shape}, but a sparse Jacobian "
                                  "is a matrix: return a 1-D vector (vj.reshape(y, [-1]))")
@@ -329,10 +331,20 @@ def _hvps(outer, g, leaves, family):
     return pfor(loop_fn, family.ncolors)
 
 
+def _refuse_complex(t, role, what):
+    """Sparse Jacobians are real: their compressed products, CSR assembly and checks."""
+    if t.dtype.kind == "c":
+        raise TypeError(f"{what}: {role} has complex dtype {t.dtype}; sparse Jacobians and "
+                        "Hessians are real (CSR data, coloring recovery): use vj.jacobian "
+                        "(the real Jacobian of real and imaginary parts, or holomorphic=True) "
+                        "or pass real and imaginary parts as separate real arrays")
+
+
 def _output(y, what, m):
     if isinstance(y, (dict, list, tuple)):
         raise ValueError(f"{what}: f must return one Tensor, got a {type(y).__name__}")
     y = output_tensor(y, what, scalar=False)
+    _refuse_complex(y, "f's output", what)
     if y.shape != (m,):
         raise ValueError(f"{what}: f returns shape {y.shape}, but the sparsity pattern "
                          f"has {m} rows: pass a pattern of shape (output size, input size), "
