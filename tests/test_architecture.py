@@ -174,7 +174,8 @@ def test_lib_only_where_an_import_cannot_be(module):
 KNOWN_CYCLES = [
     {"core.arguments", "core.dispatch", "ops.array.creation", "ops.array.dynamic_slice",
      "ops.array.indexing", "ops.array.onehot", "ops.array.shaping",
-     "ops.elementwise.arithmetic", "ops.elementwise.family", "ops.elementwise.logic",
+     "ops.elementwise.arithmetic", "ops.elementwise.complex_parts",  # conj in rules
+     "ops.elementwise.family", "ops.elementwise.logic",
      "ops.elementwise.unary", "ops.linalg.products", "ops.reduce.cumulative",
      "ops.reduce.reductions", "transforms.forward.rules", "transforms.pfor.converters",
      "transforms.pfor.structured"},
@@ -200,7 +201,7 @@ GradientTape InteractingExamplesWarning Module NotDifferentiableWarning Register
 TensorSpec
 Tensor UnconnectedGradients Variable abs acos acosh add add_n argmax argmin argsort asin asinh atan
 atan2 atanh autodiff batch_jacobian batch_normalization bias_add bool boolean_mask broadcast_to cast ceil clip_by_norm
-clip_by_value complex128 complex64 concat cond constant conversion_policy convert_to_tensor cos
+clip_by_value complex complex128 complex64 concat cond constant conversion_policy convert_to_tensor cos
 cosh cumprod
 cumsum custom_gradient dask defop divide einsum elu ensure_shape equal erf erfc exp expand_dims expm1 eye
 fill flat_hessian float16 float32 float64 floor floordiv floormod function gather gather_nd gelu grad
@@ -254,7 +255,7 @@ approximate_equal bucketize cross
 sparse_segment_mean sparse_segment_sqrt_n sparse_segment_sum
 abs accumulate_n acos acosh add add_n angle argmax argmin asin asinh atan atan2 atanh
 bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc bincount cast ceil clip_by_norm
-clip_by_value conj cos cosh count_nonzero cumprod cumsum cumulative_logsumexp digamma
+clip_by_value complex conj cos cosh count_nonzero cumprod cumsum cumulative_logsumexp digamma
 divide divide_no_nan einsum equal erf erfc erfcinv erfinv exp expm1 floor floor_div
 floordiv floormod greater greater_equal igamma igammac imag in_top_k invert_permutation
 is_finite is_inf is_nan is_non_decreasing is_strictly_increasing l2_normalize lbeta
