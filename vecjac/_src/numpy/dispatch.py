@@ -39,7 +39,7 @@ checks that this copy is current; regenerate with
 | `np.all` | `vj.reduce_all` |
 | `np.amax`, `np.max` | `vj.reduce_max` |
 | `np.amin`, `np.min` | `vj.reduce_min` |
-| `np.angle` | `pi where x's sign bit is set, else 0 (real x; vj.where)` |
+| `np.angle` | `vj.math.angle (complex); pi where x's sign bit is set, else 0 (real x)` |
 | `np.any` | `vj.reduce_any` |
 | `np.append` | `vj.concat (axis=None: both flattened)` |
 | `np.arccos` | `vj.acos` |
@@ -66,7 +66,7 @@ checks that this copy is current; regenerate with
 | `np.clip` | `vj.clip_by_value / vj.maximum / vj.minimum` |
 | `np.column_stack` | `vj.concat along axis 1 (1-D arrays as columns)` |
 | `np.concatenate` | `vj.concat (axis=None: flattened)` |
-| `np.conjugate` | `vj.identity (real dtypes)` |
+| `np.conjugate` | `vj.math.conj` |
 | `np.convolve` | `Convolve (scipy.signal.convolve's op, direct method); 'same': a slice of 'full'` |
 | `np.copy`, `np.positive` | `vj.identity` |
 | `np.copysign` | `vj.abs(x) * (-1 where y's sign bit is set, else 1) (vj.where)` |
@@ -113,7 +113,7 @@ checks that this copy is current; regenerate with
 | `np.hstack` | `vj.concat (axis 0 for 1-D, else 1)` |
 | `np.hypot` | `vj.sqrt(x**2 + y**2)` |
 | `np.i0` | `vj.scipy.special.i0 (float64 for integers)` |
-| `np.imag` | `zeros (real dtypes) / vj.cast(-1j * val) (complex)` |
+| `np.imag` | `vj.math.imag` |
 | `np.inner` | `vj.tensordot (last axes)` |
 | `np.insert` | `vj.gather of arr and the broadcast values at NumPy's positions` |
 | `np.interp` | `SearchSorted + gathers + linear interpolation` |
@@ -183,8 +183,8 @@ checks that this copy is current; regenerate with
 | `np.ptp` | `vj.reduce_max - vj.reduce_min` |
 | `np.put_along_axis` | `vj.tensor_scatter_nd_update (functional: returns the result)` |
 | `np.ravel` | `vj.reshape(a, [-1])` |
-| `np.real` | `vj.identity (real dtypes) / vj.cast (complex)` |
-| `np.real_if_close` | `vj.identity / vj.cast when every imaginary part is small` |
+| `np.real` | `vj.math.real` |
+| `np.real_if_close` | `vj.identity / vj.math.real when every imaginary part is small` |
 | `np.reciprocal` | `vj.reciprocal` |
 | `np.remainder` | `vj.floormod` |
 | `np.repeat` | `vj.gather with constant indices (axis=None: flattened)` |

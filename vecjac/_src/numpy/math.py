@@ -24,6 +24,7 @@ from vecjac._src.ops.array import indexing as _i
 from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
 from vecjac._src.ops.elementwise import bessel as _bessel
+from vecjac._src.ops.elementwise import complex_parts as _cx
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.elementwise import unary as _u
 from vecjac._src.ops.reduce import reductions as _r
@@ -279,25 +280,17 @@ def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     return _lo.where(_u.is_nan(x), fills[0], out)
 
 
-def _real_dtype(dt):
-    return np.empty(0, dt).real.dtype
-
-
-@_functions("vj.identity (real dtypes) / vj.cast (complex)", "real")
+@_functions("vj.math.real", "real")
 def _real(val):
-    dt = _dtype(val)
-    return _lo.cast(val, _real_dtype(dt)) if dt.kind == "c" else _a.identity(val)
+    return _cx.real(val)
 
 
-@_functions("zeros (real dtypes) / vj.cast(-1j * val) (complex)", "imag")
+@_functions("vj.math.imag", "imag")
 def _imag(val):
-    dt = _dtype(val)
-    if dt.kind == "c":
-        return _lo.cast(_m.multiply(val, -1j), _real_dtype(dt))
-    return _c.zeros_like(val)
+    return _cx.imag(val)
 
 
-@_functions("vj.identity / vj.cast when every imaginary part is small", "real_if_close")
+@_functions("vj.identity / vj.math.real when every imaginary part is small", "real_if_close")
 def _real_if_close(a, tol=100):
     dt = _dtype(a)
     if dt.kind != "c":
@@ -305,13 +298,15 @@ def _real_if_close(a, tol=100):
     if tol > 1:
         tol = np.finfo(dt).eps * tol
     value = a._value if isinstance(a, Tensor) else a.read_value()._value
-    return _lo.cast(a, _real_dtype(dt)) if np.all(np.abs(value.imag) < tol) else _a.identity(a)
+    return _cx.real(a) if np.all(np.abs(value.imag) < tol) else _a.identity(a)
 
 
-@_functions("pi where x's sign bit is set, else 0 (real x; vj.where)", "angle")
+@_functions("vj.math.angle (complex); pi where x's sign bit is set, else 0 (real x)",
+            "angle")
 def _angle(z, deg=False):
     if _dtype(z).kind == "c":
-        raise _Unsupported("complex angle")  # as the other adapters: NumPy computes it
+        out = _cx.angle(z)
+        return _m.multiply(out, 180.0 / math.pi) if deg else out
     x = _to_float(to_input(z, fn="np.angle", arg="z"))
     half_turn = 180.0 if deg else math.pi  # NumPy: arctan2(0, x) (* 180 / pi)
     turn = _lo.where(_signbit(x), _c.ones_like(x) * half_turn, _c.zeros_like(x))

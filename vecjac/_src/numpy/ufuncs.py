@@ -12,6 +12,7 @@ from vecjac._src.numpy.tables import _dtype, _ufuncs, _Unsupported
 from vecjac._src.ops.array import creation as _c
 from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
+from vecjac._src.ops.elementwise import complex_parts as _cx
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.elementwise import unary as _u
 from vecjac._src.ops.linalg import products as _lin
@@ -85,11 +86,9 @@ def _rad2deg(x):
     return _m.multiply(x, 180.0 / math.pi)
 
 
-@_ufuncs("vj.identity (real dtypes)", "conjugate")
+@_ufuncs("vj.math.conj", "conjugate")
 def _conjugate(x):
-    if _dtype(x).kind == "c":
-        raise _Unsupported("complex conjugate")
-    return _a.identity(x)
+    return _cx.conj(x)
 
 
 @_ufuncs("vj.pow in float64 (complex128)", "float_power")
