@@ -583,3 +583,38 @@ def test_linearize_with_aux():
     np.testing.assert_allclose(aux["n"].numpy(), np.cos(x))
     with pytest.raises(TypeError, match="has_aux must be a bool"):
         vj.linearize(vj.sin, x, has_aux="yes")
+
+
+# -- jacobian(mode="auto"): the first call learns the output size without an extra pass ------
+def test_auto_mode_first_call_runs_f_once():
+    calls = []
+
+    def trajectory(p):  # 3 parameters, 200 outputs: forward mode
+        calls.append(1)
+        t = vj.constant(np.linspace(0.0, 1.0, 200))
+        return p[0] * vj.exp(-p[1] * t) + p[2] * t
+    p = np.array([1.0, 0.5, 0.2])
+    jac = vj.jacobian(trajectory)
+    first = jac(p).numpy()
+    assert len(calls) == 1  # no recorded pass spent on learning the output size
+    t = np.linspace(0.0, 1.0, 200)
+    expected = np.stack([np.exp(-p[1] * t), -p[0] * t * np.exp(-p[1] * t), t], axis=1)
+    np.testing.assert_allclose(first, expected, rtol=1e-13)
+
+    def loss(x):  # 100 inputs, a scalar: reverse mode, whose recorded pass is the work
+        calls.append(1)
+        return vj.reduce_sum(x ** 3)
+    calls.clear()
+    x = np.linspace(-1.0, 1.0, 100)
+    np.testing.assert_allclose(vj.jacobian(loss)(x).numpy(), 3 * x ** 2, rtol=1e-14)
+    assert len(calls) == 1
+
+
+def test_auto_mode_later_calls_take_the_learned_mode():
+    # 3 inputs, 1 output: the first call ran forward mode, later ones reverse; same values
+    f = lambda x: vj.reshape(vj.reduce_sum(vj.sin(x) * x), [1])  # noqa: E731
+    jac = vj.jacobian(f)
+    x = np.array([0.3, -1.2, 2.0])
+    expected = np.sin(x) + x * np.cos(x)
+    for _ in range(2):
+        np.testing.assert_allclose(jac(x).numpy(), expected[None, :], rtol=1e-14)

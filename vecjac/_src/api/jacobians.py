@@ -7,8 +7,11 @@ jacfwd, batch_jacobian and hessian (reverse over reverse).
   ForwardAccumulator inside the loop). Best when inputs are few: sensitivities of long
   trajectories, tall Jacobians. The one-hot tangents stay structured where ops allow.
 - jacobian(mode="auto") takes the mode with fewer vectorized iterations: inputs versus
-  outputs. It learns the output size on the first call for an input signature (that
-  call runs f under a tape, as reverse mode needs) and remembers the choice.
+  outputs. It learns the output size on the first call for an input signature and
+  remembers the choice: with fewer than 64 input elements that first call runs forward
+  mode (which needs no output size), otherwise f under a tape (as reverse mode needs);
+  so the first call of a few-input, few-output f may take the other mode than later
+  calls (the same Jacobian, up to rounding).
 
 For an output of shape `out` and an argument of shape `a`, a Jacobian has shape
 `out + a`. A nested output gives the same nest with one Jacobian per leaf; each leaf is a
@@ -89,7 +92,7 @@ def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
 
 # -- forward mode ------------------------------------------------------------------------
 def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress,
-             out_sizes=None):
+             out_sizes=None, on_sizes=None):
     sizes = [x.size for x in flat]
     n = sum(sizes)
     seen = {}
@@ -128,6 +131,8 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
     else:
         columns = pfor(loop_fn, n, parallel_iterations=p,
                        progress="jacfwd" if progress else False)
+    if on_sizes is not None:
+        on_sizes([t.size for t in seen["ys"]])
     jacs = [pack(_split_columns(c, t.shape, flat, sizes), structures, many)
             for c, t in zip(columns, seen["ys"])]
     y = seen["y"]
@@ -266,11 +271,18 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
         if mode == "auto":
             chosen = choices.get(key)
             if chosen is None:
-                def decide(ys):
-                    sizes[key] = [t.size for t in ys]
-                    choices[key] = "fwd" if n_in < sum(sizes[key]) else "rev"
+                def learn(out_sizes):
+                    sizes[key] = out_sizes
+                    choices[key] = "fwd" if n_in < sum(out_sizes) else "rev"
                     return choices[key]
-                done = _reverse(*common, on_output=decide, holomorphic=holomorphic)
+                if n_in < _PROBE_COLUMNS:
+                    # few columns: forward mode needs no output size (no memory budget to
+                    # plan), and its one vectorized pass tells the size for later calls,
+                    # instead of a recorded pass spent only on learning it (+55% on a
+                    # long trajectory's first call); a wide output's later calls go "rev"
+                    return _result(_forward(*common, on_sizes=learn), has_aux)
+                done = _reverse(*common, on_output=lambda ys: learn([t.size for t in ys]),
+                                holomorphic=holomorphic)
                 if done is not None:
                     return _result(done, has_aux)
                 chosen = "fwd"
