@@ -229,3 +229,11 @@ def test_op_without_complex_rules_refuses_by_name():
 def test_sparse_jacobians_of_complex_functions_refuse_clearly(call):
     with pytest.raises(TypeError, match="complex dtype.*sparse Jacobians and Hessians are real"):
         call()
+
+
+def test_complex_variables_on_a_tape():
+    v = vj.Variable(np.array([1 + 2j, 3 - 1j]))
+    with vj.GradientTape() as tape:  # watched automatically, as float Variables are
+        y = vj.reduce_sum(vj.math.real(v * v))
+    # Re(z^2) = x^2 - y^2: df/dx + i df/dy = 2x - 2iy = 2 conj(z)
+    np.testing.assert_array_equal(tape.gradient(y, v).numpy(), 2 * np.conj(v.numpy()))
