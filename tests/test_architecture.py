@@ -246,7 +246,8 @@ def test_public_surface_of_vj_is_pinned():
 PUBLIC_LINALG = """
 cross
 set_diag tensor_diag tensor_diag_part
-band_part cholesky clip_by_norm clip_by_value det diag diag_part eigh eigvalsh inv l2_normalize logdet
+band_part cholesky clip_by_norm clip_by_value det diag diag_part eig eigh eigvals eigvalsh inv l2_normalize
+logdet
 lstsq matmul matrix_transpose matvec norm pinv qr slogdet solve svd trace triangular_solve
 """.split()
 

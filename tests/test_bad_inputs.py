@@ -274,6 +274,8 @@ SPECS = {
     "svd": dict(args=dict(tensor=lambda: SPD.copy())),
     "eigh": dict(args=dict(tensor=lambda: SPD.copy())),
     "eigvalsh": dict(args=dict(tensor=lambda: SPD.copy())),
+    "eig": dict(args=dict(tensor=lambda: SPD.copy())),
+    "eigvals": dict(args=dict(tensor=lambda: SPD.copy())),
     "pinv": dict(args=dict(a=lambda: F(2, 3), rcond=None), roles=dict(rcond="scalar_or_none")),
     "lstsq": dict(args=dict(matrix=lambda: SPD.copy(), rhs=lambda: F(3, 2),
                             l2_regularizer=0.0),
@@ -896,6 +898,9 @@ ORACLES.update({
     "trace": lambda x: np.trace(np.asarray(x), axis1=-2, axis2=-1, dtype=_keep_int(x)),
     "diag_part": lambda input: np.diagonal(np.asarray(input), axis1=-2, axis2=-1),
     "eigvalsh": lambda tensor: np.linalg.eigvalsh(np.asarray(tensor)),
+    # always complex (NumPy's is real when every eigenvalue is)
+    "eigvals": lambda tensor: np.linalg.eigvals(np.asarray(tensor)).astype(
+        np.result_type(np.asarray(tensor).dtype, np.complex64)),
     "sort": lambda values, axis=-1, direction="ASCENDING": np.sort(np.asarray(values), axis),
     "transpose": lambda a, perm=None, **kw: np.transpose(np.asarray(a), perm),
     "matrix_transpose": lambda x: np.swapaxes(np.asarray(x), -1, -2),

@@ -8,7 +8,7 @@ from vecjac._src.ops.elementwise import (complex_parts, arithmetic, logic, unary
                                          scipy_special, bessel, debugging)
 from vecjac._src.ops.reduce import reductions, cumulative, sort, segment  # noqa: F401
 from vecjac._src.ops.linalg import (products, einsum, matrix, decomposition,  # noqa: F401
-                                    matrix_function, qr, adjugate, banded)
+                                    matrix_function, qr, adjugate, banded, eig)
 from vecjac._src.composites import (norm, control_flow, tf_math, conv, diag,  # noqa: F401
                                     space, scan, operators, tensor_methods)
 from vecjac._src.ops.array import shaping, indexing, creation, layout, onehot  # noqa: F401

@@ -127,7 +127,9 @@ checks that this copy is current; regenerate with
 | `np.linalg.cholesky` | `vj.linalg.cholesky` |
 | `np.linalg.det` | `vj.linalg.det` |
 | `np.linalg.diagonal` | `vj.linalg.diag_part (offset: a slice first)` |
+| `np.linalg.eig` | `vj.linalg.eig (always complex)` |
 | `np.linalg.eigh` | `vj.linalg.eigh` |
+| `np.linalg.eigvals` | `vj.linalg.eigvals (always complex)` |
 | `np.linalg.eigvalsh` | `vj.linalg.eigvalsh` |
 | `np.linalg.inv` | `vj.linalg.inv` |
 | `np.linalg.lstsq` | `vj.linalg.pinv @ b (x), vj.linalg.svd (s)` |

@@ -1,13 +1,15 @@
 """np.linalg on Tensors (vecjac/_src/numpy/dispatch.py): solve, inv, det, slogdet, cholesky,
-svd, eigh, eigvalsh, qr, pinv, lstsq, matrix_power, norm (every vector and matrix order),
-matrix_norm, vector_norm, svdvals.
+svd, eigh, eigvalsh, eig, eigvals, qr, pinv, lstsq, matrix_power, norm (every vector and
+matrix order), matrix_norm, vector_norm, svdvals.
 
 NumPy's conventions where they differ from vj.linalg's: np.linalg.svd returns (U, S, Vh)
 with full_matrices=True by default (vj.linalg.svd: s, u, v); np.linalg.solve and lstsq
 take a 1-D b as one vector; np.linalg.pinv's rcond default is 1e-15 (vj.linalg.pinv:
 10 * max(m, n) * eps). np.linalg.lstsq returns (x, residuals, rank, s) with x, residuals
 and s differentiable Tensors (through the pseudo-inverse and the SVD) and rank an int.
-Complex matrices are computed by NumPy itself (vecjac's decompositions are real).
+np.linalg.eig and eigvals return complex Tensors always (NumPy returns real arrays when
+every eigenvalue is real): a dtype that depends on no value, as JAX's. Complex matrices
+(complex64, complex128) take the same ops, whose rules hold for them (vj.linalg).
 """
 import collections
 import numbers
@@ -26,6 +28,7 @@ from vecjac._src.ops.elementwise import arithmetic as _m
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.elementwise import unary as _u
 from vecjac._src.ops.linalg import decomposition as _dec
+from vecjac._src.ops.linalg import eig as _eig_ops
 from vecjac._src.ops.linalg import matrix as _la
 from vecjac._src.ops.linalg import products as _lin
 from vecjac._src.ops.linalg import qr as _qr
@@ -35,12 +38,12 @@ from vecjac._src.ops.reduce import sort as _so
 SVDResult = collections.namedtuple("SVDResult", ["U", "S", "Vh"])
 EighResult = collections.namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 QRResult = collections.namedtuple("QRResult", ["Q", "R"])
+EigResult = collections.namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 SlogdetResult = collections.namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
 def _real_matrix(a, fn):
-    if _dtype(a).kind == "c":
-        raise _Unsupported("complex matrices")
+    """a as a floating (or complex) matrix of rank >= 2."""
     a = _to_float(a)
     if len(_shape(a)) < 2:
         raise np.linalg.LinAlgError(f"{fn}: a must be at least two-dimensional, got shape "
@@ -58,6 +61,7 @@ def _square(a, fn):
 
 @_functions("vj.linalg.solve (1-D b: a vector)", "linalg.solve")
 def _solve(a, b):
+    a, b = _float_common([a, b])  # NumPy's promotion (a real b with a complex a)
     if len(_shape(b)) == 1:
         return _a.squeeze(_la.solve(a, _a.expand_dims(b, -1)), axis=-1)
     return _la.solve(a, b)
@@ -81,7 +85,7 @@ def _slogdet(a):
 @_functions("vj.linalg.cholesky", "linalg.cholesky")
 def _cholesky(a, /, *, upper=False):
     lower = _la.cholesky(a)
-    return _lin.matrix_transpose(lower) if upper else lower
+    return _lin.conj_transpose(lower) if upper else lower
 
 
 @_functions("vj.linalg.matrix_transpose", "matrix_transpose", "linalg.matrix_transpose")
@@ -98,11 +102,12 @@ def _svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     if not compute_uv:
         return _dec.svd(a, compute_uv=False)
     s, u, v = _dec.svd(a, full_matrices=bool(full_matrices))
-    return SVDResult(u, s, _lin.matrix_transpose(v))
+    return SVDResult(u, s, _lin.conj_transpose(v))
 
 
 def _hermitian_svd(a, compute_uv):
-    """NumPy's hermitian=True path: from eigh, |e| sorted descending, signs moved into Vh."""
+    """NumPy's hermitian=True path: from eigh, |e| sorted descending, signs moved into Vh
+    (Vh = (u * sign(e))^H)."""
     if not compute_uv:
         s = _u.abs(_dec.eigvalsh(a))
         return _l.reverse(_so.sort(s), [-1])
@@ -114,7 +119,7 @@ def _hermitian_svd(a, compute_uv):
     signs = _so.take_along_axis(_u.sign(e), order, nd - 1)
     s = _so.take_along_axis(s, order, nd - 1)
     u = _so.take_along_axis(u, _a.broadcast_to(_a.expand_dims(order, -2), _shape(u)), nd)
-    return SVDResult(u, s, _lin.matrix_transpose(_m.multiply(u, _a.expand_dims(signs, -2))))
+    return SVDResult(u, s, _lin.conj_transpose(_m.multiply(u, _a.expand_dims(signs, -2))))
 
 
 @_functions("vj.linalg.svd(compute_uv=False)", "linalg.svdvals")
@@ -126,7 +131,8 @@ def _lower(a, UPLO, fn):
     if UPLO not in ("L", "U"):
         raise ValueError(f"{fn}: UPLO must be 'L' or 'U', got {UPLO!r}")
     a = _square(a, fn)
-    return a if UPLO == "L" else _lin.matrix_transpose(a)
+    # the upper triangle of a is the lower one of a^H (for complex a too)
+    return a if UPLO == "L" else _lin.conj_transpose(a)
 
 
 @_functions("vj.linalg.eigh", "linalg.eigh")
@@ -137,6 +143,16 @@ def _eigh(a, UPLO="L"):
 @_functions("vj.linalg.eigvalsh", "linalg.eigvalsh")
 def _eigvalsh(a, UPLO="L"):
     return _dec.eigvalsh(_lower(a, UPLO, "np.linalg.eigvalsh"))
+
+
+@_functions("vj.linalg.eig (always complex)", "linalg.eig")
+def _eig(a):
+    return EigResult(*_eig_ops.eig(_square(a, "np.linalg.eig")))
+
+
+@_functions("vj.linalg.eigvals (always complex)", "linalg.eigvals")
+def _eigvals(a):
+    return _eig_ops.eigvals(_square(a, "np.linalg.eigvals"))
 
 
 @_functions("vj.linalg.qr (mode 'reduced' or 'complete'; 'r' gives R)", "linalg.qr")
@@ -171,8 +187,6 @@ def _pinv(a, rcond=None, hermitian=False, *, rtol=np._NoValue):
 @_functions("vj.linalg.pinv @ b (x), vj.linalg.svd (s)", "linalg.lstsq")
 def _lstsq(a, b, rcond=None):
     fn = "np.linalg.lstsq"
-    if "c" in (_dtype(a).kind, _dtype(b).kind):
-        raise _Unsupported("complex matrices")
     a, b = _float_common([a, b])
     if a.ndim != 2 or b.ndim not in (1, 2):
         raise np.linalg.LinAlgError(f"{fn}: a must be 2-D and b 1-D or 2-D, got shapes "
@@ -194,7 +208,8 @@ def _lstsq(a, b, rcond=None):
                          ", so the residuals would differ in shape; use vj.linalg.lstsq")
     rank = ranks.pop()
     if rank == n and m > n:
-        residuals = _r.reduce_sum(_u.square(_m.subtract(b, _lin.matmul(a, x))), axis=0)
+        r = _m.subtract(b, _lin.matmul(a, x))
+        residuals = _r.reduce_sum(_u.square(_u.abs(r) if r.dtype.kind == "c" else r), axis=0)
     else:
         residuals = Tensor(np.empty(0, a.dtype))
     return (_a.squeeze(x, axis=-1) if vector else x), residuals, rank, s
@@ -259,8 +274,6 @@ def _matrix_norm(x, ord, axes, keepdims, fn):
     if ord is None or ord in ("fro", "f"):
         out = _n._vector_norm(x, "euclidean", (row, col), False)
     elif ord in (2, -2, "nuc"):
-        if _dtype(x).kind == "c":
-            raise _Unsupported("singular values of complex matrices")
         rest = [k for k in range(nd) if k not in axes]
         s = _dec.svd(_a.transpose(x, rest + [row, col]), compute_uv=False)
         reduce = {2: _r.reduce_max, -2: _r.reduce_min, "nuc": _r.reduce_sum}[ord]

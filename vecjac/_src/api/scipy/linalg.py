@@ -4,7 +4,8 @@ solve_triangular and cho_solve are vj.linalg.triangular_solve with SciPy's conve
 (1-D right-hand sides, `trans`, `unit_diagonal`, the (c, lower) pair of cho_factor);
 expm, sqrtm and solve_sylvester are ops (vecjac/_src/ops/linalg/matrix_function.py), and
 solve_banded (vecjac/_src/ops/linalg/banded.py). All but solve_banded (SciPy's shapes) batch
-over leading axes, take real matrices (ints become float64, float16 float32) and, like
+over leading axes, take real matrices (ints become float64, float16 float32; expm, sqrtm
+and solve_sylvester complex ones too, complex64 or complex128) and, like
 SciPy, raise ValueError for infinite or NaN entries where SciPy checks them
 (`check_finite`) and numpy.linalg.LinAlgError (a ValueError) for a singular triangle.
 `overwrite_b` / `overwrite_ab` are accepted and ignored (Tensors are immutable).
@@ -28,13 +29,16 @@ __all__ = ["solve_triangular", "cho_solve", "solve_banded", "expm", "sqrtm",
            "solve_sylvester"]
 
 
-def _operands(fn, names, args, shapes):
-    """Real Tensors of one float dtype; `shapes` per operand: "square", "matrix" (rank
-    >= 2) or "rhs" (rank >= 1). Everything is checked before anything runs."""
+def _operands(fn, names, args, shapes, complex_ok=False):
+    """Real Tensors of one float dtype (complex_ok: or of one complex dtype, if any
+    operand is complex); `shapes` per operand: "square", "matrix" (rank >= 2) or "rhs"
+    (rank >= 1). Everything is checked before anything runs."""
     tensors = [to_input(a, args, fn, n) for a, n in zip(args, names)]
     for n, t, kind in zip(names, tensors, shapes):
-        if t.dtype.kind not in "iuf":
-            raise TypeError(f"{fn}: {n} must be a real (int or float) array, got dtype "
+        if not (t.dtype.kind in "iuf" or complex_ok and t.dtype in (np.complex64,
+                                                                    np.complex128)):
+            raise TypeError(f"{fn}: {n} must be a real (int or float) "
+                            f"{'or complex ' if complex_ok else ''}array, got dtype "
                             f"{t.dtype}")
         rank = 1 if kind == "rhs" else 2
         if t.ndim < rank:
@@ -42,7 +46,11 @@ def _operands(fn, names, args, shapes):
         if kind == "square" and t.shape[-1] != t.shape[-2]:
             raise ValueError(f"{fn}: {n} must be square (last two axes), got shape {t.shape}")
     dtype = result_dtype([t._value for t in tensors])
-    return tensors, np.dtype(np.float32) if dtype == np.float16 else dtype
+    dtype = np.dtype(np.float32) if dtype == np.float16 else dtype
+    complexes = [t.dtype for t in tensors if t.dtype.kind == "c"]
+    if complexes:  # NumPy's promotion of the complex and float dtypes (ints do not widen)
+        dtype = np.result_type(*complexes, *[t.dtype for t in tensors if t.dtype.kind == "f"])
+    return tensors, dtype
 
 
 def _check_finite(fn, names, tensors):
@@ -169,19 +177,20 @@ def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_fi
 
 def expm(A):
     """The matrix exponential of each matrix: (..., n, n) -> (..., n, n)."""
-    (a,), dtype = _operands("vj.scipy.linalg.expm", ("A",), (A,), ("square",))
+    (a,), dtype = _operands("vj.scipy.linalg.expm", ("A",), (A,), ("square",),
+                            complex_ok=True)
     return apply(MatrixExponential, *_cast((a,), dtype))
 
 
 def sqrtm(A, disp=True, blocksize=64):
     """The principal square root X of each matrix (X @ X = A): (..., n, n).
 
-    Real square roots only: ValueError where it is complex (an eigenvalue on the negative
-    real axis). `blocksize` is ignored (deprecated in SciPy). disp=False returns
+    A real A must have a real square root: ValueError where it is complex (an eigenvalue
+    on the negative real axis); a complex A has its complex principal root. `blocksize` is ignored (deprecated in SciPy). disp=False returns
     (X, errest) with errest = ||X X - A||_F^2 / ||A||_F, as SciPy documents.
     """
     fn = "vj.scipy.linalg.sqrtm"
-    (a,), dtype = _operands(fn, ("A",), (A,), ("square",))
+    (a,), dtype = _operands(fn, ("A",), (A,), ("square",), complex_ok=True)
     disp = as_bool(disp, fn, "disp")
     (a,) = _cast((a,), dtype)
     x = apply(MatrixSquareRoot, a)
@@ -194,7 +203,8 @@ def solve_sylvester(a, b, q):
     """X with a X + X b = q: a (..., m, m), b (..., n, n), q (..., m, n) -> (..., m, n)
     (batch axes broadcast). Differentiable in a, b and q."""
     fn = "vj.scipy.linalg.solve_sylvester"
-    tensors, dtype = _operands(fn, ("a", "b", "q"), (a, b, q), ("square", "square", "matrix"))
+    tensors, dtype = _operands(fn, ("a", "b", "q"), (a, b, q), ("square", "square", "matrix"),
+                               complex_ok=True)
     a, b, q = tensors
     if q.shape[-2:] != (a.shape[-1], b.shape[-1]):
         raise ValueError(f"{fn}: q must have shape (..., {a.shape[-1]}, {b.shape[-1]}) for a "

@@ -15,6 +15,17 @@ again (third derivatives of det inherit the SVD's: NaN where singular values rep
 R takes n^3 values per matrix: the determinant uses the adjugate up to Adjugate.max_size (where
 singular and nearly singular matrices are common: small systems, Jacobians of maps),
 det(a) inv(a) above.
+
+Complex a = u diag(s) v^H: the same with conjugate transposes, and c = det(u) conj(det(v))
+a phase (the phase of det(a) where a is invertible), no longer locally constant. With u
+and v frozen at the point, adj(a + da) = c v adj(diag(s) + u^H da v) u^H exactly, so the
+first derivative above holds with P = u^H da v (gradient: H = conj(c) v^H g u, ga =
+u N v^H); its own derivative sees c change, so for complex a c is computed
+differentiably (the SVD's rules are right for it: c, like the whole rule, is invariant
+under the phases of the singular vectors). That derivative (the adjugate's second, the
+determinant's third) sums terms in 1 / s_k (of c and of the vectors' phases) that cancel
+only analytically: accurate for invertible a, it loses all accuracy where a complex a is
+(numerically) singular. Its value and first derivative stay exact there.
 """
 import numpy as np
 
@@ -23,11 +34,12 @@ from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.shaping import broadcast_to, expand_dims, reshape, stop_gradient
+from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import where
 from vecjac._src.ops.elementwise.unary import sign
 from vecjac._src.ops.linalg.decomposition import svd
 from vecjac._src.ops.linalg.matrix import MatrixDeterminant, diag, diag_part
-from vecjac._src.ops.linalg.products import matmul, matrix_transpose
+from vecjac._src.ops.linalg.products import conj_transpose, matmul
 from vecjac._src.ops.reduce.reductions import reduce_prod, reduce_sum
 from vecjac._src.transforms.pfor.converters import elementwise
 from vecjac._src.transforms.sparsity import patterns
@@ -47,11 +59,15 @@ def _products_but(s):
 
 
 def _svd_parts(a):
-    """u, v, the matrix R of products, and the sign c = det(u) det(v) (..., 1, 1)."""
+    """u, v, the matrix R of products, and the sign c = det(u) det(v) (..., 1, 1) (the
+    phase det(u) conj(det(v)) for complex a)."""
     s, u, v = svd(a)
-    # +-1, locally constant: with vecjac ops all the same (u may be a pfor loop value)
-    dets = [apply(MatrixDeterminant, stop_gradient(w)) for w in (u, v)]
-    det_sign = sign(dets[0] * dets[1])
+    if a.dtype.kind == "c":  # a phase that moves with a: differentiable
+        det_sign = apply(MatrixDeterminant, u) * conj_if_complex(apply(MatrixDeterminant, v))
+    else:
+        # +-1, locally constant: with vecjac ops all the same (u may be a pfor loop value)
+        dets = [apply(MatrixDeterminant, stop_gradient(w)) for w in (u, v)]
+        det_sign = sign(dets[0] * dets[1])
     return u, v, _products_but(s), reshape(det_sign, det_sign.shape + (1, 1))
 
 
@@ -62,6 +78,7 @@ def _off_diagonal(n, dtype):
 @register
 class Adjugate(Op):
     """adj(a) for square a (..., n, n): the transposed cofactor matrix."""
+    complex_rules = True
     max_size = 64  # the determinant's gradient uses the adjugate up to this n (n^3 values)
     pattern = patterns.batched(2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them
@@ -73,7 +90,12 @@ class Adjugate(Op):
         u, s, vh = np.linalg.svd(a)
         n = a.shape[-1]
         pi = np.stack([np.prod(np.delete(s, i, axis=-1), axis=-1) for i in range(n)], -1)
-        sign = np.sign(np.linalg.det(u) * np.linalg.det(vh))[..., None, None]
+        d = np.linalg.det(u) * np.linalg.det(vh)
+        if a.dtype.kind == "c":  # the phase det(u) det(v^H), of modulus 1
+            sign = (d / np.abs(d))[..., None, None]
+            u, vh = u.conj(), vh.conj()
+        else:
+            sign = np.sign(d)[..., None, None]
         return sign * np.matmul(np.swapaxes(vh, -1, -2) * pi[..., None, :],
                                 np.swapaxes(u, -1, -2))
 
@@ -81,17 +103,17 @@ class Adjugate(Op):
         if t is None:
             return None
         u, v, r, c = _svd_parts(e.inputs[0])
-        p = matmul(matrix_transpose(u), matmul(t, v))
+        p = matmul(conj_transpose(u), matmul(t, v))
         n = r.shape[-1]
-        m = -r * p * _off_diagonal(n, p.dtype) + diag(reduce_sum(
-            r * expand_dims(diag_part(p), -2) * _off_diagonal(n, p.dtype), axis=-1))
-        return c * matmul(v, matmul(m, matrix_transpose(u)))
+        m = -r * p * _off_diagonal(n, r.dtype) + diag(reduce_sum(
+            r * expand_dims(diag_part(p), -2) * _off_diagonal(n, r.dtype), axis=-1))
+        return c * matmul(v, matmul(m, conj_transpose(u)))
 
     def gradient(self, e, g):
         u, v, r, c = _svd_parts(e.inputs[0])
-        h = c * matmul(matrix_transpose(v), matmul(g, u))
+        h = conj_if_complex(c) * matmul(conj_transpose(v), matmul(g, u))
         n = r.shape[-1]
-        off = _off_diagonal(n, h.dtype)
+        off = _off_diagonal(n, r.dtype)
         nn = -r * h * off + diag(reduce_sum(r * expand_dims(diag_part(h), -1) * off,
                                                 axis=-2))
-        return matmul(u, matmul(nn, matrix_transpose(v)))
+        return matmul(u, matmul(nn, conj_transpose(v)))

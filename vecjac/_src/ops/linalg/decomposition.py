@@ -2,7 +2,11 @@
 lstsq.
 
 Batched over the leading axes like the rest of vj.linalg (the pfor rule is
-`elementwise`: the loop axis is one more batch axis). Real float32 / float64 only.
+`elementwise`: the loop axis is one more batch axis). float32, float64, complex64 and
+complex128: for complex matrices read every ^T below as the conjugate transpose ^H (the
+convention of ops/elementwise/complex_parts.py; products.conj_transpose records nothing
+for real matrices, so the real rules keep their bits); singular values and eigh's
+eigenvalues are real.
 
 Gradients are the standard closed forms, written with vecjac ops (so they differentiate
 and vectorize again):
@@ -28,6 +32,14 @@ every autodiff system. A zero singular value of a non-square matrix is a tie of 
 kind for the projection terms. With full_matrices=True on a non-square matrix the extra
 columns of u (or v) are an arbitrary orthonormal complement: a gradient or tangent that
 reaches them is NaN.
+
+Complex phases (gauge). A complex singular vector pair (u_i, v_i) is unique only up to a
+common phase e^{it}, an eigenvector of eigh up to its own: u and v have no derivative,
+only functions invariant under these phases do (s, u diag(s) v^H, |u|^2 elementwise, the
+projectors u_i u_i^H). The rules fix one phase convention (the SVD: d(u^H u)_ii =
+-d(v^H v)_ii, adding i Im(u^H da v)_ii / (2 s_i) to the real formulas, NaN where s_i = 0
+if used; eigh: (v^H dv)_ii = 0), in which the JVP and the gradient are adjoint; for
+invariant functions both are the true derivatives, whatever phases LAPACK picks.
 """
 import numpy as np
 
@@ -37,10 +49,11 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.shaping import broadcast_to, concat, expand_dims
 from vecjac._src.ops.elementwise.arithmetic import unbroadcast
+from vecjac._src.ops.elementwise.complex_parts import Real
 from vecjac._src.ops.elementwise.logic import equal, logical_and, logical_or, not_equal, where
 from vecjac._src.ops.linalg.matrix import (_bool, _linalg_error, _matrix, _matrix_and_rhs,
-                                           _triangle_mask, diag, diag_part, solve)
-from vecjac._src.ops.linalg.products import matmul, matrix_transpose
+                                           _np_adjoint, _triangle_mask, diag, diag_part, solve)
+from vecjac._src.ops.linalg.products import conj_transpose, matmul, matrix_transpose
 from vecjac._src.ops.reduce.reductions import reduce_any
 from vecjac._src.transforms.pfor.converters import elementwise
 from vecjac._src.transforms.sparsity import patterns
@@ -83,6 +96,14 @@ def _over_columns(num, s, used):
     return where(logical_and(zero, used), _nan(num.dtype), quotient)
 
 
+def _over_values(num, s):
+    """num / s elementwise (vectors (..., k)); NaN where s is 0 and num is not (a phase
+    term of a zero singular value), 0 where both are."""
+    zero = equal(s, 0)
+    quotient = num / where(zero, 1, s)
+    return where(logical_and(zero, not_equal(num, 0)), _nan(num.dtype), quotient)
+
+
 def _nan_where_nonzero(t, shape):
     """NaN of `shape` (..., r, c) in every matrix whose `t` (..., p, q) is not all zero,
     else 0: the derivative of an arbitrary choice, honestly undefined."""
@@ -123,7 +144,8 @@ def _svd_tall_full(x):
 
 @register
 class Svd(Op):
-    """(s, u, v) of a = u diag(s) v^T, TF's order; full_matrices as NumPy's."""
+    """(s, u, v) of a = u diag(s) v^H, TF's order; full_matrices as NumPy's."""
+    complex_rules = True
     n_outputs = 3
     pattern = patterns.batched(2, 1, 2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them
@@ -141,7 +163,7 @@ class Svd(Op):
         except np.linalg.LinAlgError:
             raise _linalg_error("svd", "the SVD did not converge (NaN or Inf in the "
                                 "tensor?)") from None
-        return s, u, np.ascontiguousarray(np.swapaxes(vh, -1, -2))
+        return s, u, np.ascontiguousarray(_np_adjoint(vh))
 
     def gradient(self, e, gs, gu, gv):
         a = e.inputs[0]
@@ -155,20 +177,22 @@ class Svd(Op):
             extra = _nan_where_nonzero(g_extra, a.shape)
             u, gu = (u[..., :k], gu[..., :k]) if tall else (u, gu)
             v, gv = (v, gv) if tall else (v[..., :k], gv[..., :k])
-        ut, vt = matrix_transpose(u), matrix_transpose(v)
+        ut, vt = conj_transpose(u), conj_transpose(v)
         used = _used(gu, gv)
         utgu, vtgv = matmul(ut, gu), matmul(vt, gv)
-        x, y = utgu - matrix_transpose(utgu), vtgv - matrix_transpose(vtgv)
+        x, y = utgu - conj_transpose(utgu), vtgv - conj_transpose(vtgv)
         # F o X S + S (F o Y), F_ij = 1 / (s_j^2 - s_i^2), split over s_j - s_i and
         # s_j + s_i: a quotient is then 0 / 0 only where two values tie
         middle = (diag(gs) + 0.5 * _pairwise(x + y, s, -1, used)
                   + 0.5 * _pairwise(x - y, s, 1, used))
+        if a.dtype.kind == "c":  # the phase term: i Im(u^H gu - v^H gv)_ii / (2 s_i)
+            middle = middle + diag(_over_values(0.5 * diag_part(x - y), 2 * s))
         ga = matmul(u, matmul(middle, vt))
         if m > k:
             ga = ga + matmul(_over_columns(gu - matmul(u, utgu), s, used), vt)
         if n > k:
-            ga = ga + matmul(u, matrix_transpose(_over_columns(gv - matmul(v, vtgv), s,
-                                                               used)))
+            ga = ga + matmul(u, conj_transpose(_over_columns(gv - matmul(v, vtgv), s,
+                                                             used)))
         return ga if extra is None else ga + extra
 
     def jvp(self, e, t):
@@ -180,17 +204,20 @@ class Svd(Op):
         k = min(m, n)
         cut = e.attrs["full_matrices"] and m != n
         uk, vk = (u[..., :k], v[..., :k]) if cut else (u, v)
-        dp = matmul(matrix_transpose(uk), matmul(t, vk))
+        dp = matmul(conj_transpose(uk), matmul(t, vk))
         ds = diag_part(dp)
         used = _used(t)
-        sym, skew = (dp + matrix_transpose(dp)) * 0.5, (dp - matrix_transpose(dp)) * 0.5
+        sym, skew = (dp + conj_transpose(dp)) * 0.5, (dp - conj_transpose(dp)) * 0.5
         along, across = _pairwise(sym, s, -1, used), _pairwise(skew, s, 1, used)
+        if dp.dtype.kind == "c":  # s is real; the phases' share: i Im(dp_ii) / (2 s_i)
+            ds = apply(Real, ds)
+            across = across + diag(_over_values(diag_part(skew), 2 * s))
         du, dv = matmul(uk, along + across), matmul(vk, along - across)
         if m > k:
             du = du + _over_columns(matmul(t, vk) - matmul(uk, dp), s, used)
         if n > k:
-            dv = dv + _over_columns(matmul(matrix_transpose(t), uk)
-                                    - matmul(vk, matrix_transpose(dp)), s, used)
+            dv = dv + _over_columns(matmul(conj_transpose(t), uk)
+                                    - matmul(vk, conj_transpose(dp)), s, used)
         if cut:
             if m > n:
                 du = concat([du, _nan_where_nonzero(t, u.shape[:-1] + (m - k,))], -1)
@@ -201,13 +228,14 @@ class Svd(Op):
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     """Singular value decomposition of each matrix, in TF's order and form:
-    `s, u, v = svd(a)` with a = u @ diag(s) @ v^T (v, not NumPy's vh).
+    `s, u, v = svd(a)` with a = u @ diag(s) @ v^H (v, not NumPy's vh; v^T for real a).
 
     tensor: (..., m, n), k = min(m, n). s: (..., k), descending. u: (..., m, k) and v:
     (..., n, k), or (..., m, m) and (..., n, n) with full_matrices. compute_uv=False
     returns s alone. Differentiable (see the module docstring for repeated singular
-    values). Example: `s = vj.linalg.svd(a, compute_uv=False)` (the spectral norm is
-    s[..., 0]).
+    values; for complex a, only of functions invariant under the phases of the singular
+    vector pairs). s is real. Example: `s = vj.linalg.svd(a, compute_uv=False)` (the
+    spectral norm is s[..., 0]).
     """
     a = _matrix(tensor, "svd", "tensor", square=False)
     full = _bool(full_matrices, "svd", "full_matrices")
@@ -229,7 +257,9 @@ def _eigh_sample(x):
 
 @register
 class SelfAdjointEigV2(Op):
-    """(e, v) of a symmetric matrix given by its lower triangle; e ascending."""
+    """(e, v) of a symmetric (Hermitian) matrix given by its lower triangle; e ascending
+    and real."""
+    complex_rules = True
     pattern = patterns.batched(2, 1, 2)
     n_outputs = 2
     converter = elementwise
@@ -247,36 +277,47 @@ class SelfAdjointEigV2(Op):
 
     def gradient(self, e, ge, gv):
         w, v = e.outputs
-        p = matmul(matrix_transpose(v), gv)
-        # only the antisymmetric part of V^T gV survives the symmetrization
-        middle = diag(ge) + 0.5 * _pairwise(p - matrix_transpose(p), w, -1, _used(gv))
-        g = matmul(v, matmul(middle, matrix_transpose(v)))
+        p = matmul(conj_transpose(v), gv)
+        # only the antisymmetric (anti-Hermitian) part of V^H gV survives the
+        # symmetrization
+        middle = diag(ge) + 0.5 * _pairwise(p - conj_transpose(p), w, -1, _used(gv))
+        g = matmul(v, matmul(middle, conj_transpose(v)))
         n = g.shape[-1]
-        return (g + matrix_transpose(g)) * _triangle_mask(n, True, g.dtype, 0.5)
+        # the adjoint of reading a Hermitian matrix from the lower triangle (the
+        # diagonal's real part): (G + G^H) o (lower triangle, half diagonal)
+        return (g + conj_transpose(g)) * _triangle_mask(n, True, g.dtype, 0.5)
 
     def jvp(self, e, t):
         if t is None:
             return None
         w, v = e.outputs
         n = t.shape[-1]
-        strict = t * _triangle_mask(n, True, t.dtype, 0.0)
-        sym = t * _triangle_mask(n, True, t.dtype, 1.0) + matrix_transpose(strict)
-        dp = matmul(matrix_transpose(v), matmul(sym, v))
-        return diag_part(dp), matmul(v, _pairwise(dp, w, -1, _used(t)))
+        if t.dtype.kind == "c":  # the Hermitian matrix of the lower triangle, Re diagonal
+            half = t * _triangle_mask(n, True, t.dtype, 0.5)
+            sym = half + conj_transpose(half)
+        else:
+            strict = t * _triangle_mask(n, True, t.dtype, 0.0)
+            sym = t * _triangle_mask(n, True, t.dtype, 1.0) + matrix_transpose(strict)
+        dp = matmul(conj_transpose(v), matmul(sym, v))
+        de = apply(Real, diag_part(dp)) if dp.dtype.kind == "c" else diag_part(dp)
+        return de, matmul(v, _pairwise(dp, w, -1, _used(t)))
 
 
 def eigh(tensor, name=None):
-    """Eigen-decomposition of symmetric matrices: `e, v = eigh(a)` with
-    a = v @ diag(e) @ v^T, e ascending (TF's and NumPy's order).
+    """Eigen-decomposition of symmetric (Hermitian) matrices: `e, v = eigh(a)` with
+    a = v @ diag(e) @ v^H, e ascending (TF's and NumPy's order) and real.
 
-    Only the lower triangle of `tensor` (..., n, n) is read (as TF); its gradient is
-    that of the lower triangle. e: (..., n), v: (..., n, n), columns the eigenvectors.
+    Only the lower triangle of `tensor` (..., n, n) is read (as TF; of the diagonal its
+    real part); its gradient is that of the lower triangle. e: (..., n), v: (..., n, n),
+    columns the eigenvectors (complex ones up to a phase each: only functions invariant
+    under those phases have derivatives, see the module docstring).
     """
     return apply(SelfAdjointEigV2, _matrix(tensor, "eigh", "tensor"))
 
 
 def eigvalsh(tensor, name=None):
-    """Eigenvalues of symmetric matrices (lower triangle read), ascending: (..., n)."""
+    """Eigenvalues of symmetric (Hermitian) matrices (lower triangle read), ascending and
+    real: (..., n)."""
     return apply(SelfAdjointEigV2, _matrix(tensor, "eigvalsh", "tensor"))[0]
 
 
@@ -288,6 +329,7 @@ def _low_rank(b, c):
 @register
 class MatrixPinv(Op):
     """Moore-Penrose pseudo-inverse; singular values <= rcond * max(s) count as zero."""
+    complex_rules = True
     pattern = patterns.batched(2, 2)
     converter = elementwise
     samples = (Sample(lambda x: pinv(x + _spread(x.shape, x.dtype)), _noise("m", "n")),
@@ -307,7 +349,7 @@ class MatrixPinv(Op):
 
     def gradient(self, e, g):
         a, x = e.inputs[0], e.outputs[0]
-        at, xt, gt = matrix_transpose(a), matrix_transpose(x), matrix_transpose(g)
+        xt, gt = conj_transpose(x), conj_transpose(g)
         left = gt - matmul(a, matmul(x, gt))      # (I - A X) g^T
         right = gt - matmul(matmul(gt, x), a)     # g^T (I - X A)
         return (-matmul(xt, matmul(g, xt)) + matmul(left, matmul(x, xt))
@@ -317,7 +359,7 @@ class MatrixPinv(Op):
         if t is None:
             return None
         a, x = e.inputs[0], e.outputs[0]
-        xt, tt = matrix_transpose(x), matrix_transpose(t)
+        xt, tt = conj_transpose(x), conj_transpose(t)
         return (-matmul(x, matmul(t, x))
                 + matmul(matmul(x, xt), tt - matmul(matmul(tt, a), x))
                 + matmul(tt - matmul(x, matmul(a, tt)), matmul(xt, x)))
@@ -348,7 +390,8 @@ def pinv(a, rcond=None, validate_args=False, name=None):
 @register
 class MatrixSolveLs(Op):
     """x minimizing |a x - b|^2 + l2 |x|^2 by the normal equations (full rank):
-    x = (a^T a + l2 I)^-1 a^T b for m >= n, a^T (a a^T + l2 I)^-1 b for m < n."""
+    x = (a^H a + l2 I)^-1 a^H b for m >= n, a^H (a a^H + l2 I)^-1 b for m < n."""
+    complex_rules = True
     pattern = patterns.batched(2, 2, 2)
     converter = elementwise
     samples = (Sample(lambda a, b: lstsq(a + _spread(a.shape, a.dtype), b),
@@ -360,7 +403,7 @@ class MatrixSolveLs(Op):
 
     def forward(self, a, b, l2):
         m, n = a.shape[-2:]
-        at = np.swapaxes(a, -1, -2)
+        at = _np_adjoint(a)
         gram = (at @ a if m >= n else a @ at) + l2 * np.eye(min(m, n), dtype=a.dtype)
         # full rank, numerically: a Cholesky factor without tiny pivots (as TF, which
         # solves by Cholesky); otherwise the normal equations give noise
@@ -380,7 +423,7 @@ class MatrixSolveLs(Op):
 
     def _gram(self, a, l2):
         m, n = a.shape[-2:]
-        at = matrix_transpose(a)
+        at = conj_transpose(a)
         eye = Tensor(np.eye(min(m, n), dtype=a.dtype) * l2)
         return (matmul(at, a) if m >= n else matmul(a, at)) + eye
 
@@ -392,13 +435,13 @@ class MatrixSolveLs(Op):
         if m >= n:  # x = G^-1 a^T b, r = b - a x: ga = r w^T - a w x^T, gb = a w
             w = solve(gram, g)
             aw = matmul(a, w)
-            ga = matmul(b - matmul(a, x), matrix_transpose(w)) - matmul(aw, matrix_transpose(x))
+            ga = matmul(b - matmul(a, x), conj_transpose(w)) - matmul(aw, conj_transpose(x))
             gb = aw
         else:  # x = a^T y, y = H^-1 b: ga = y g^T - z x^T - y z^T a, gb = z = H^-1 a g
             y = solve(gram, b)
             z = solve(gram, matmul(a, g))
-            ga = (matmul(y, matrix_transpose(g)) - matmul(z, matrix_transpose(x))
-                  - matmul(y, matmul(matrix_transpose(z), a)))
+            ga = (matmul(y, conj_transpose(g)) - matmul(z, conj_transpose(x))
+                  - matmul(y, matmul(conj_transpose(z), a)))
             gb = z
         return (unbroadcast(ga, a.shape) if e.needs[0] else None,
                 unbroadcast(gb, b.shape) if e.needs[1] else None)
@@ -408,13 +451,13 @@ class MatrixSolveLs(Op):
         x = e.outputs[0]
         gram = self._gram(a, e.attrs["l2"])
         m, n = a.shape[-2:]
-        at = matrix_transpose(a)
+        at = conj_transpose(a)
         if m >= n:  # dx = G^-1 (da^T r - a^T da x + a^T db)
             if ta is None and tb is None:
                 return None
             rhs = 0
             if ta is not None:
-                rhs = matmul(matrix_transpose(ta), b - matmul(a, x)) - matmul(at, matmul(ta, x))
+                rhs = matmul(conj_transpose(ta), b - matmul(a, x)) - matmul(at, matmul(ta, x))
             if tb is not None:
                 rhs = rhs + matmul(at, tb)
             return solve(gram, rhs)
@@ -422,8 +465,8 @@ class MatrixSolveLs(Op):
         y = solve(gram, b)
         inner, dx = 0, 0
         if ta is not None:
-            inner = -matmul(ta, x) - matmul(a, matmul(matrix_transpose(ta), y))
-            dx = matmul(matrix_transpose(ta), y)
+            inner = -matmul(ta, x) - matmul(a, matmul(conj_transpose(ta), y))
+            dx = matmul(conj_transpose(ta), y)
         if tb is not None:
             inner = inner + tb
         return dx + matmul(at, solve(gram, inner))

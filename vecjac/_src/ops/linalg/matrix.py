@@ -2,11 +2,16 @@
 diag, diag_part, trace, matvec, logdet.
 
 Every op works on the last two axes and batches over the leading ones (NumPy broadcasting
-between operands). Real floating dtypes only. A stacked operand inside pfor is therefore
-just one more batch axis; the one case worth its own rule is a loop-invariant matrix
-with a stacked right-hand side, solved as one factorization with all iterations' columns
-side by side. Failures of the factorization (singular matrix, not positive definite)
-raise numpy.linalg.LinAlgError (a ValueError) naming the function.
+between operands). A stacked operand inside pfor is therefore just one more batch axis;
+the one case worth its own rule is a loop-invariant matrix with a stacked right-hand side,
+solved as one factorization with all iterations' columns side by side. Failures of the
+factorization (singular matrix, not positive definite) raise numpy.linalg.LinAlgError (a
+ValueError) naming the function.
+
+Dtypes: float32, float64, complex64, complex128. For complex matrices `adjoint` is the
+conjugate transpose (TF's) and the rules follow ops/elementwise/complex_parts.py: the real
+formulas with ^T read as ^H (products.conj_transpose, which records nothing for real
+matrices, so the real rules keep their bits); cholesky and logdet want Hermitian ones.
 """
 import numpy as np
 
@@ -18,11 +23,12 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.array.shaping import reshape, transpose
 from vecjac._src.ops.elementwise.arithmetic import unbroadcast
-from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
+from vecjac._src.ops.elementwise.complex_parts import (Complex, Conj, Imag, Real,
+                                                       conj_if_complex)
 from vecjac._src.ops.elementwise.logic import where
 from vecjac._src.ops.elementwise.unary import log
 from vecjac._src.ops.linalg import diag_band as bands
-from vecjac._src.ops.linalg.products import MatVec, matmul, matrix_transpose
+from vecjac._src.ops.linalg.products import MatVec, conj_transpose, matmul, matrix_transpose
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
 from vecjac._src.transforms.pfor.converters import elementwise
@@ -33,15 +39,21 @@ __all__ = ["matvec", "solve", "inv", "det", "slogdet", "logdet", "cholesky",
 
 
 # -- argument checks ---------------------------------------------------------------------
-def _real(x, fn, arg):
-    if x.dtype not in (np.float32, np.float64):  # what LAPACK takes
-        raise TypeError(f"{fn}: {arg} must be a real floating-point tensor (float32 or "
-                        f"float64), got dtype {x.dtype}")
+def _lapack(x, fn, arg):
+    if x.dtype not in (np.float32, np.float64, np.complex64, np.complex128):  # LAPACK's
+        raise TypeError(f"{fn}: {arg} must be a real floating-point or complex tensor "
+                        f"(float32, float64, complex64 or complex128), got dtype {x.dtype}")
     return x
 
 
+def _np_adjoint(a):
+    """The conjugate transpose of NumPy matrices (the transpose of real ones)."""
+    a = np.swapaxes(a, -1, -2)
+    return a.conj() if a.dtype.kind == "c" else a
+
+
 def _matrix(x, fn, arg="matrix", square=True):
-    x = _real(to_input(x, (), fn, arg), fn, arg)
+    x = _lapack(to_input(x, (), fn, arg), fn, arg)
     if x.ndim < 2:
         raise ValueError(f"{fn}: {arg} must have rank >= 2, got shape {x.shape}")
     if square and x.shape[-1] != x.shape[-2]:
@@ -52,7 +64,7 @@ def _matrix(x, fn, arg="matrix", square=True):
 def _matrix_and_rhs(matrix, rhs, fn, square=True):
     """(matrix, rhs) of a solve: rhs (..., m, k) matching the matrix's m rows."""
     a = _matrix(matrix, fn, square=square)
-    b = _real(to_input(rhs, (a,), fn, "rhs"), fn, "rhs")
+    b = _lapack(to_input(rhs, (a,), fn, "rhs"), fn, "rhs")
     if b.ndim < 2:
         raise ValueError(f"{fn}: rhs must have rank >= 2 (shape (..., m, k)), got shape "
                          f"{b.shape}")
@@ -110,6 +122,7 @@ def _solve_converter(op, cx, a, b, **attrs):
 # -- solve -------------------------------------------------------------------------------
 @register
 class MatrixSolve(Op):
+    complex_rules = True
     pattern = patterns.batched(2, 2, 2)
     samples = (Sample("solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("solve", Arg.square(2, 3, 3), Arg.float(3, "k"), adjoint=True),
@@ -119,7 +132,7 @@ class MatrixSolve(Op):
 
     def forward(self, a, b, adjoint):
         if adjoint:
-            a = np.swapaxes(a, -1, -2)
+            a = _np_adjoint(a)
         try:
             return np.linalg.solve(a, b)
         except np.linalg.LinAlgError:
@@ -132,15 +145,15 @@ class MatrixSolve(Op):
         gb = apply(MatrixSolve, a, g, adjoint=not adjoint)
         ga = None
         if e.needs[0]:
-            # d(op(a)) x = -op(a) dx: the cotangent of op(a) is -gb x^T
-            ga = -(matmul(x, matrix_transpose(gb)) if adjoint else
-                   matmul(gb, matrix_transpose(x)))
+            # d(op(a)) x = -op(a) dx: the cotangent of op(a) is -gb x^H
+            ga = -(matmul(x, conj_transpose(gb)) if adjoint else
+                   matmul(gb, conj_transpose(x)))
             ga = unbroadcast(ga, a.shape)
         return ga, unbroadcast(gb, b.shape) if e.needs[1] else None
 
 
 def solve(matrix, rhs, adjoint=False, name=None):
-    """x with matrix @ x = rhs (matrix^T @ x = rhs if adjoint), batched.
+    """x with matrix @ x = rhs (matrix^H @ x = rhs if adjoint), batched.
 
     matrix: (..., n, n), rhs: (..., n, k), batch axes broadcast; output (..., n, k).
     """
@@ -151,6 +164,7 @@ def solve(matrix, rhs, adjoint=False, name=None):
 # -- triangular_solve --------------------------------------------------------------------
 @register
 class MatrixTriangularSolve(Op):
+    complex_rules = True
     pattern = patterns.batched(2, 2, 2)
     samples = (Sample("triangular_solve", Arg.square("n", "n"), Arg.float("n", 2)),
                Sample("triangular_solve", Arg.square(2, 3, 3), Arg.float(3, "k"), lower=False,
@@ -162,7 +176,7 @@ class MatrixTriangularSolve(Op):
         # only the named triangle of a is read, as in TF
         a = np.tril(a) if lower else np.triu(a)
         if adjoint:
-            a = np.swapaxes(a, -1, -2)
+            a = _np_adjoint(a)
         try:
             return np.linalg.solve(a, b)
         except np.linalg.LinAlgError:
@@ -176,14 +190,14 @@ class MatrixTriangularSolve(Op):
         gb = apply(MatrixTriangularSolve, a, g, lower=lower, adjoint=not adjoint)
         ga = None
         if e.needs[0]:
-            ga = -(matmul(x, matrix_transpose(gb)) if adjoint else
-                   matmul(gb, matrix_transpose(x)))
+            ga = -(matmul(x, conj_transpose(gb)) if adjoint else
+                   matmul(gb, conj_transpose(x)))
             ga = unbroadcast(ga * _triangle_mask(a.shape[-1], lower, ga.dtype), a.shape)
         return ga, unbroadcast(gb, b.shape) if e.needs[1] else None
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
-    """x with T @ x = rhs (T^T @ x = rhs if adjoint), T the lower (upper) triangle of matrix.
+    """x with T @ x = rhs (T^H @ x = rhs if adjoint), T the lower (upper) triangle of matrix.
 
     The other triangle of `matrix` is ignored. matrix: (..., n, n), rhs: (..., n, k),
     batch axes broadcast; output (..., n, k).
@@ -196,6 +210,7 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
 # -- inv, det, slogdet -------------------------------------------------------------------
 @register
 class MatrixInverse(Op):
+    complex_rules = True
     pattern = patterns.batched(2, 2)
     samples = (Sample("inv", Arg.square("n", "n")),
                Sample("inv", Arg.square(2, 3, 3), adjoint=True))
@@ -207,21 +222,23 @@ class MatrixInverse(Op):
         except np.linalg.LinAlgError:
             raise _linalg_error("inv", "matrix is not invertible (input is singular)") from None
 
-    def gradient(self, e, g):
-        yt = matrix_transpose(e.outputs[0])
+    def gradient(self, e, g):  # dY = -Y dA Y: the cotangent of A is -Y^H g Y^H
+        yt = conj_transpose(e.outputs[0])
         return -matmul(yt, matmul(g, yt))
 
 
 def inv(input, adjoint=False, name=None):
-    """The inverse of each matrix (of its transpose if adjoint): (..., n, n) -> (..., n, n)."""
+    """The inverse of each matrix (of its conjugate transpose if adjoint): (..., n, n) ->
+    (..., n, n)."""
     a = _matrix(input, "inv", "input")
     if _bool(adjoint, "inv", "adjoint"):
-        a = matrix_transpose(a)
+        a = conj_transpose(a)
     return apply(MatrixInverse, a)
 
 
 @register
 class MatrixDeterminant(Op):
+    complex_rules = True
     pattern = patterns.batched(2, 0)
     samples = (Sample("det", Arg.square("n", "n")), Sample("det", Arg.square(2, 3, 3)))
     converter = elementwise
@@ -230,12 +247,14 @@ class MatrixDeterminant(Op):
         return np.linalg.det(a)
 
     def gradient(self, e, g):
+        # d det = tr(adj(a) da): the cotangent is g adj(a)^H = g conj(det) a^-H (TF's,
+        # g det(a) a^-H, lacks that conjugate for complex a; finite differences agree)
         a = e.inputs[0]
         scale = reshape(g, g.shape + (1, 1))
         if a.shape[-1] <= lib.Adjugate.max_size:  # exact at (nearly) singular matrices
-            return scale * matrix_transpose(apply(lib.Adjugate, a))
-        d = reshape(e.outputs[0], g.shape + (1, 1))
-        return scale * d * matrix_transpose(apply(MatrixInverse, a))
+            return scale * conj_transpose(apply(lib.Adjugate, a))
+        d = reshape(conj_if_complex(e.outputs[0]), g.shape + (1, 1))
+        return scale * d * conj_transpose(apply(MatrixInverse, a))
 
 
 def det(input, name=None):
@@ -245,6 +264,9 @@ def det(input, name=None):
 
 @register
 class LogMatrixDeterminant(Op):
+    """(sign, log|det|); for complex a the sign is the phase det / |det| (complex) and
+    log|det| real, as NumPy's slogdet."""
+    complex_rules = True
     pattern = patterns.batched(2, 0, 0)
     samples = (Sample("slogdet", Arg.square("n", "n")), Sample("slogdet", Arg.square(2, 3, 3)))
     n_outputs = 2
@@ -255,18 +277,30 @@ class LogMatrixDeterminant(Op):
         return sign.astype(a.dtype, copy=False), logabs
 
     def gradient(self, e, g_sign, g_logabs):
-        scale = reshape(g_logabs, g_logabs.shape + (1, 1))
-        return scale * matrix_transpose(apply(MatrixInverse, e.inputs[0]))
+        a = e.inputs[0]
+        if a.dtype.kind != "c":  # the sign is locally constant: log|det| alone
+            scale = reshape(g_logabs, g_logabs.shape + (1, 1))
+            return scale * matrix_transpose(apply(MatrixInverse, a))
+        # tau = tr(a^-1 da): d log|det| = Re tau, d sign = i sign Im tau; both pull back
+        # through tau with w = g_logabs - i Im(conj(g_sign) sign), as w a^-H
+        sign = e.outputs[0]
+        re = g_logabs if g_logabs is not None else zeros_like(e.outputs[1])
+        im = zeros_like(re) if g_sign is None else \
+            -apply(Imag, apply(Conj, g_sign) * sign)
+        w = apply(Complex, re, im)
+        return reshape(w, w.shape + (1, 1)) * conj_transpose(apply(MatrixInverse, a))
 
 
 def slogdet(input, name=None):
-    """(sign, log|det|) of each matrix: (..., n, n) -> two tensors of shape (...)."""
+    """(sign, log|det|) of each matrix: (..., n, n) -> two tensors of shape (...). For a
+    complex matrix the sign is the complex phase det / |det| and log|det| is real."""
     return apply(LogMatrixDeterminant, _matrix(input, "slogdet", "input"))
 
 
 # -- cholesky ----------------------------------------------------------------------------
 @register
 class Cholesky(Op):
+    complex_rules = True
     pattern = patterns.batched(2, 2)
     # cholesky reads one triangle; its gradient is the symmetric one (as TF's), so the
     # samples feed it symmetric matrices a + a^T, for which both agree
@@ -281,33 +315,40 @@ class Cholesky(Op):
             raise _linalg_error("cholesky", "input is not positive definite") from None
 
     def gradient(self, e, g):
-        # A = L L^T: dL = L phi(L^-1 dA L^-T), phi = lower triangle with half diagonal,
-        # so the cotangent of A is L^-T phi(L^T g) L^-1, symmetrized (as TF)
+        # A = L L^H: dL = L phi(L^-1 dA L^-H), phi = lower triangle with half diagonal,
+        # so the cotangent of A is L^-H phi(L^H g) L^-1, made Hermitian (as TF); for real
+        # A every ^H is a transpose
         lo = e.outputs[0]
         n = lo.shape[-1]
-        middle = matmul(matrix_transpose(lo), g) * _triangle_mask(n, True, g.dtype, 0.5)
-        left = triangular_solve(lo, middle, lower=True, adjoint=True)           # L^-T P
-        ga = matrix_transpose(triangular_solve(lo, matrix_transpose(left), lower=True,
-                                               adjoint=True))                  # .. L^-1
-        return (ga + matrix_transpose(ga)) * 0.5
+        middle = matmul(conj_transpose(lo), g) * _triangle_mask(n, True, g.dtype, 0.5)
+        left = triangular_solve(lo, middle, lower=True, adjoint=True)           # L^-H P
+        ga = conj_transpose(triangular_solve(lo, conj_transpose(left), lower=True,
+                                             adjoint=True))                    # .. L^-1
+        return (ga + conj_transpose(ga)) * 0.5
 
 
 def cholesky(input, name=None):
-    """Lower-triangular L with L L^T = input, for symmetric positive definite matrices.
+    """Lower-triangular L with L L^H = input, for symmetric (Hermitian) positive definite
+    matrices.
 
-    Only the lower triangle of `input` is read. (..., n, n) -> (..., n, n).
+    Only the lower triangle of `input` is read; the gradient is the symmetric (Hermitian)
+    one, right for symmetric (Hermitian) inputs. (..., n, n) -> (..., n, n).
     """
     return apply(Cholesky, _matrix(input, "cholesky", "input"))
 
 
 def logdet(matrix, name=None):
-    """log(det(matrix)) for symmetric positive definite matrices, via Cholesky: (...)."""
+    """log(det(matrix)) for symmetric (Hermitian) positive definite matrices, via
+    Cholesky: (...), real (float32 / float64 for complex64 / complex128 input)."""
     x = _matrix(matrix, "logdet")
     try:
         lo = cholesky(x)
     except np.linalg.LinAlgError:
         raise _linalg_error("logdet", "matrix is not positive definite") from None
-    return 2.0 * reduce_sum(log(diag_part(lo)), axis=-1)
+    d = diag_part(lo)
+    if d.dtype.kind == "c":  # Cholesky's diagonal is real and positive
+        d = apply(Real, d)
+    return 2.0 * reduce_sum(log(d), axis=-1)
 
 
 # -- diag, diag_part, trace, matvec ------------------------------------------------------
@@ -315,6 +356,7 @@ def logdet(matrix, name=None):
 class MatrixDiag(Op):
     """(..., k) -> (..., rows, cols) with the vector on the main diagonal."""
     name = "MatrixDiagV3"
+    complex_rules = True  # a layout op: its own adjoint's transpose, complex or not
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("diag", Arg.float("n")), Sample("diag", Arg.float(2, "n")))
@@ -333,6 +375,7 @@ class MatrixDiag(Op):
 @register
 class MatrixDiagPart(Op):
     name = "MatrixDiagPartV3"
+    complex_rules = True
     pattern = patterns.layout
     jvp = linear
     samples = (Sample("diag_part", Arg.float("n", "n")), Sample("diag_part", Arg.float(2, 3, "n")),
@@ -429,7 +472,8 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
            name=None):
     """Matrix-vector product a @ b, batched: (..., m, n) and (..., n) -> (..., m).
 
-    transpose_a uses a's transpose, adjoint_a its conjugate transpose.
+    transpose_a uses a's transpose, adjoint_a its conjugate transpose (the same for real
+    matrices).
     """
     a = to_input(a, (a, b), "matvec", "a")
     b = to_input(b, (a, b), "matvec", "b")
@@ -440,8 +484,8 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
         raise ValueError(f"matvec: a must have rank >= 2, got shape {a.shape}")
     if b.ndim < 1:
         raise ValueError("matvec: b must have rank >= 1, got a scalar")
-    transposed = (_bool(transpose_a, "matvec", "transpose_a")
-                  | _bool(adjoint_a, "matvec", "adjoint_a"))
+    conjugated = _bool(adjoint_a, "matvec", "adjoint_a")
+    transposed = _bool(transpose_a, "matvec", "transpose_a") | conjugated
     cols = a.shape[-2] if transposed else a.shape[-1]  # checked before transposing
     if cols != b.shape[-1]:
         shown = f"{a.shape}{', transposed' if transposed else ''}"
@@ -449,9 +493,7 @@ def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_spa
                          f"length {b.shape[-1]} (shape {b.shape})")
     broadcast_shape("matvec", a.shape[:-2], b.shape[:-1], names=("a batch", "b batch"))
     if transposed:
-        a = matrix_transpose(a)
-    if a.dtype.kind == "c" and _bool(adjoint_a, "matvec", "adjoint_a"):
-        a = conj_if_complex(a)
+        a = conj_transpose(a) if conjugated else matrix_transpose(a)
     return apply(MatVec, a, b)
 
 lib.publish(globals(), __all__)

@@ -12,6 +12,9 @@ come from scipy.linalg (imported at the first call); the derivatives are vecjac 
 - solve_sylvester: A X + X B = Q gives A dX + dX B = dQ - dA X - X dB (JVP); the VJP
   solves the transposed equation A^T Y + Y B^T = G, then dQ = Y, dA = -Y X^T,
   dB = -X^T Y.
+Complex matrices: the same with every ^T a conjugate transpose ^H (the gradient is the
+adjoint of the JVP under Re<a, b>, ops/elementwise/complex_parts.py; a real matrix records
+no conj, so its rules keep their bits).
 """
 import numpy as np
 
@@ -22,7 +25,7 @@ from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.array.shaping import concat
 from vecjac._src.ops.elementwise.arithmetic import unbroadcast
 from vecjac._src.ops.elementwise.scipy_special import scipy_module
-from vecjac._src.ops.linalg.products import matmul, matrix_transpose
+from vecjac._src.ops.linalg.products import conj_transpose, matmul
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.sparsity import patterns
 
@@ -39,6 +42,7 @@ def _frechet(a, e):
 
 @register
 class MatrixExponential(Op):
+    complex_rules = True
     samples = (Sample("scipy.linalg.expm", Arg.float("n", "n", lo=-1.0, hi=1.0)),
                # a batch, with 1-norms up to 6 (past the thresholds of the low Pade degrees)
                Sample("scipy.linalg.expm", Arg.float(2, 2, 2, lo=-3.0, hi=3.0),
@@ -52,7 +56,7 @@ class MatrixExponential(Op):
         return np.asarray(scipy_module("linalg").expm(a)).astype(a.dtype, copy=False)
 
     def gradient(self, e, g):
-        return _frechet(matrix_transpose(e.inputs[0]), g)
+        return _frechet(conj_transpose(e.inputs[0]), g)
 
     def jvp(self, e, t):
         return None if t is None else _frechet(e.inputs[0], t)
@@ -60,6 +64,7 @@ class MatrixExponential(Op):
 
 @register
 class MatrixSquareRoot(Op):
+    complex_rules = True
     samples = (Sample("scipy.linalg.sqrtm", Arg.spd("n", "n")),
                Sample("scipy.linalg.sqrtm", Arg.square(2, 3, 3)))
     converter = elementwise
@@ -69,17 +74,17 @@ class MatrixSquareRoot(Op):
         if a.size == 0:
             return a.copy()
         x = np.asarray(scipy_module("linalg").sqrtm(a))
-        if x.dtype.kind == "c":
+        if x.dtype.kind == "c" and a.dtype.kind != "c":
             scale = max(float(np.max(np.abs(x))), 1.0)
             if np.any(np.abs(x.imag) > 1e3 * np.finfo(a.dtype).eps * scale):
                 raise ValueError("vj.scipy.linalg.sqrtm: A has eigenvalues on the negative "
-                                 "real axis, its square root is complex (not supported: "
-                                 "real matrices only)")
+                                 "real axis, its square root is complex (pass a complex "
+                                 "matrix for the complex square root)")
             x = x.real
         return x.astype(a.dtype, copy=False)
 
     def gradient(self, e, g):
-        xt = matrix_transpose(e.outputs[0])
+        xt = conj_transpose(e.outputs[0])
         return apply(SolveSylvester, xt, xt, g)
 
     def jvp(self, e, t):
@@ -89,6 +94,7 @@ class MatrixSquareRoot(Op):
 
 @register
 class SolveSylvester(Op):
+    complex_rules = True
     samples = (Sample("scipy.linalg.solve_sylvester", Arg.square("m", "m"),
                       Arg.square("n", "n"), Arg.float("m", "n")),
                Sample("scipy.linalg.solve_sylvester", Arg.square(2, 2, 2), Arg.square(3, 3),
@@ -107,9 +113,9 @@ class SolveSylvester(Op):
     def gradient(self, e, g):
         a, b, q = e.inputs
         x = e.outputs[0]
-        y = apply(SolveSylvester, matrix_transpose(a), matrix_transpose(b), g)
-        ga = unbroadcast(-matmul(y, matrix_transpose(x)), a.shape) if e.needs[0] else None
-        gb = unbroadcast(-matmul(matrix_transpose(x), y), b.shape) if e.needs[1] else None
+        y = apply(SolveSylvester, conj_transpose(a), conj_transpose(b), g)
+        ga = unbroadcast(-matmul(y, conj_transpose(x)), a.shape) if e.needs[0] else None
+        gb = unbroadcast(-matmul(conj_transpose(x), y), b.shape) if e.needs[1] else None
         return ga, gb, unbroadcast(y, q.shape) if e.needs[2] else None
 
     def jvp(self, e, ta, tb, tq):

@@ -41,6 +41,13 @@ def matrix_transpose(x, name=None):
     return transpose(x, perm)
 
 
+def conj_transpose(x):
+    """The conjugate transpose of the last two axes: matrix_transpose for a real x (no
+    conj recorded, so real rules stay bit-identical), conj then transpose for a complex
+    one. The rules of vj.linalg's ops write their adjoints with it."""
+    return matrix_transpose(conj_if_complex(x))
+
+
 def _pad_batch(x, rank, stacked):
     """Insert size-1 batch axes so a stacked operand has `rank` per-iteration axes."""
     own = x.ndim - 1 if stacked else x.ndim

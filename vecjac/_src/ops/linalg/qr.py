@@ -1,4 +1,5 @@
-"""QR decomposition (TF's tf.linalg.qr), batched over leading axes; real float32/float64.
+"""QR decomposition (TF's tf.linalg.qr), batched over leading axes; float32, float64,
+complex64, complex128.
 
 a = q @ r with q's columns orthonormal and r upper triangular (LAPACK's signs, as NumPy
 and JAX). Derivatives, for a of shape (m, n), written with vecjac ops (so they
@@ -10,6 +11,11 @@ differentiate and vectorize again), all from a square or tall block (m >= n, red
   matrix with M's lower triangle (its diagonal once);
 - wide a (m < n): a = [x | y] with x square, q r_x = x and r = [r_x | q^T y]: the square
   rule on x, with q^T y's own derivatives added.
+Complex a: every ^T above is ^H (products.conj_transpose; nothing recorded for real
+matrices). LAPACK's complex QR (as NumPy's) makes r's diagonal real, which leaves q and r
+locally unique (no phase freedom): q^H dq is anti-Hermitian with an imaginary diagonal,
+so W gains i Im(C)_ii on its diagonal, and dually sym(M) takes Re(M)_ii on its diagonal;
+both derivatives are the true ones of q and r.
 The complete factorization of a tall matrix (full_matrices=True, m > n) has columns of q
 that are an arbitrary orthonormal complement: its derivatives are undefined and raise
 NotImplementedError, as TF. A singular a (a zero on r's diagonal) has no derivative of q:
@@ -22,8 +28,10 @@ from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.shaping import concat
-from vecjac._src.ops.linalg.matrix import _bool, _matrix, _triangle_mask, triangular_solve
-from vecjac._src.ops.linalg.products import matmul, matrix_transpose
+from vecjac._src.ops.elementwise.complex_parts import Conj
+from vecjac._src.ops.linalg.matrix import (_bool, _matrix, _triangle_mask, diag, diag_part,
+                                           triangular_solve)
+from vecjac._src.ops.linalg.products import conj_transpose, matmul, matrix_transpose
 from vecjac._src.transforms.pfor.converters import elementwise
 from vecjac._src.transforms.sparsity import patterns
 
@@ -31,32 +39,44 @@ __all__ = ["qr"]
 
 
 def _times_r_inverse(b, r):
-    """b r^-1 for upper triangular r: (r^-T b^T)^T."""
-    return matrix_transpose(triangular_solve(r, matrix_transpose(b), lower=False,
-                                             adjoint=True))
+    """b r^-1 for upper triangular r: (r^-H b^H)^H."""
+    return conj_transpose(triangular_solve(r, conj_transpose(b), lower=False,
+                                           adjoint=True))
 
 
 def _times_r_inverse_t(b, r):
-    """b r^-T for upper triangular r: (r^-1 b^T)^T."""
-    return matrix_transpose(triangular_solve(r, matrix_transpose(b), lower=False))
+    """b r^-H for upper triangular r: (r^-1 b^H)^H."""
+    return conj_transpose(triangular_solve(r, conj_transpose(b), lower=False))
+
+
+def _diagonal_part(x, real):
+    """diag(Re x_ii) (real=True) or diag(i Im x_ii) of complex matrices x, in x's dtype."""
+    d = diag_part(x)
+    c = apply(Conj, d)
+    return diag(((d + c) if real else (d - c)) * 0.5)
 
 
 def _square_jvp(q, r, t):
     """(dq, dr) of the reduced QR of a square or tall matrix along t."""
     k = r.shape[-1]
     t_rinv = _times_r_inverse(t, r)
-    c = matmul(matrix_transpose(q), t_rinv)
+    c = matmul(conj_transpose(q), t_rinv)
     low = c * _triangle_mask(k, True, c.dtype, diagonal=0.0)
-    upper = c - (low - matrix_transpose(low))
+    upper = c - (low - conj_transpose(low))
+    if c.dtype.kind == "c":  # q^H dq's diagonal: i Im(C)_ii (r's diagonal stays real)
+        upper = upper - _diagonal_part(c, real=False)
     return t_rinv - matmul(q, upper), matmul(upper, r)
 
 
 def _square_gradient(q, r, gq, gr):
     """The cotangent of a square or tall matrix from those of its reduced q and r."""
     k = r.shape[-1]
-    m = matmul(r, matrix_transpose(gr)) - matmul(matrix_transpose(gq), q)
+    m = matmul(r, conj_transpose(gr)) - matmul(conj_transpose(gq), q)
     low = m * _triangle_mask(k, True, m.dtype, diagonal=0.0)
-    sym = low + matrix_transpose(low) + m * Tensor(np.eye(k, dtype=m.dtype))
+    if m.dtype.kind == "c":
+        sym = low + conj_transpose(low) + _diagonal_part(m, real=True)
+    else:
+        sym = low + matrix_transpose(low) + m * Tensor(np.eye(k, dtype=m.dtype))
     return _times_r_inverse_t(gq + matmul(q, sym), r)
 
 
@@ -88,6 +108,7 @@ def _diagonal(x):
 @register
 class Qr(Op):
     """(q, r) with a = q r (TF's tf.linalg.qr); full_matrices as TF's."""
+    complex_rules = True
     n_outputs = 2
     pattern = patterns.batched(2, 2, 2)
     converter = elementwise  # batched over leading axes: the loop axis is one of them
@@ -109,7 +130,7 @@ class Qr(Op):
             return _square_gradient(q, r, gq, gr)
         y = a[..., m:]
         gr_x, gr_y = gr[..., :m], gr[..., m:]
-        gq_all = gq + matmul(y, matrix_transpose(gr_y))  # r_y = q^T y
+        gq_all = gq + matmul(y, conj_transpose(gr_y))  # r_y = q^H y
         gx = _square_gradient(q, r[..., :m], gq_all, gr_x)
         return concat([gx, matmul(q, gr_y)], axis=-1)
 
@@ -124,7 +145,7 @@ class Qr(Op):
             return _square_jvp(q, r, t)
         dq, dr_x = _square_jvp(q, r[..., :m], t[..., :m])
         y = a[..., m:]
-        dr_y = matmul(matrix_transpose(dq), y) + matmul(matrix_transpose(q), t[..., m:])
+        dr_y = matmul(conj_transpose(dq), y) + matmul(conj_transpose(q), t[..., m:])
         return dq, concat([dr_x, dr_y], axis=-1)
 
 
@@ -132,7 +153,7 @@ def qr(input, full_matrices=False, name=None):
     """QR decomposition of each matrix (TF's tf.linalg.qr): `q, r = qr(a)`, a = q @ r.
 
     input: (..., m, n), k = min(m, n). q: (..., m, k) with orthonormal columns and r:
-    (..., k, n) upper triangular; with full_matrices, q (..., m, m) and r (..., m, n).
+    (..., k, n) upper triangular (for complex input with a real diagonal, as LAPACK's); with full_matrices, q (..., m, m) and r (..., m, n).
     Differentiable in both modes (see the module docstring), but not for
     full_matrices=True on a tall matrix.
 
