@@ -55,12 +55,13 @@ from vecjac._src.ops.array.onehot import *  # noqa: F401,F403,E402
 from vecjac._src.composites.control_flow import *  # noqa: F401,F403,E402
 from vecjac._src.composites.scan import *  # noqa: F401,F403,E402  (scan, foldl, foldr)
 from vecjac._src.ops.nn.activations import *  # noqa: F401,F403,E402  (TF exposes e.g. vj.sigmoid at top level too)
-from vecjac._src.composites.tf_math import (add_n, atan2, complex, linspace, scalar_mul)  # noqa: F401,E402  (tf.add_n ...)
+from vecjac._src.composites.tf_math import (add_n, atan2, linspace, scalar_mul)  # noqa: F401,E402  (tf.add_n ...)
 from vecjac._src.composites.space import (batch_to_space, space_to_batch, space_to_batch_nd)  # noqa: F401,E402
 # TF names that shadow Python builtins, kept out of the star-exported __all__ lists
 from vecjac._src.ops.array.creation import range  # noqa: F401,E402,A004
 from vecjac._src.ops.array.layout import slice  # noqa: F401,E402,A004
 from vecjac._src.ops.elementwise.unary import abs, round  # noqa: F401,E402,A004
+from vecjac._src.ops.elementwise.complex_parts import complex  # noqa: F401,E402,A004  (tf.complex)
 from vecjac import math, nn, linalg, random, vectorize, image  # noqa: E402
 from vecjac._src.core import nest  # noqa: E402
 from vecjac._src.api import testing, layers  # noqa: E402

@@ -9,6 +9,7 @@ from vecjac._src.ops.elementwise.logic import *  # noqa: F401,F403
 from vecjac._src.ops.elementwise.special import *  # noqa: F401,F403
 from vecjac._src.ops.elementwise.unary import *  # noqa: F401,F403
 from vecjac._src.ops.elementwise.unary import abs, round  # noqa: F401,E402
+from vecjac._src.ops.elementwise.complex_parts import complex  # noqa: F401,E402,A004
 from vecjac._src.ops.linalg.einsum import *  # noqa: F401,F403
 from vecjac._src.ops.linalg.products import *  # noqa: F401,F403
 from vecjac._src.ops.reduce.cumulative import *  # noqa: F401,F403

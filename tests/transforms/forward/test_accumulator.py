@@ -89,8 +89,8 @@ def test_watch_rules_and_errors():
         ForwardAccumulator([x], [vj.ones(2), vj.ones(2)])
     with pytest.raises(TypeError, match="floating"):
         ForwardAccumulator(vj.constant([1, 2]), vj.constant([1, 1]))
-    with pytest.raises(TypeError, match="complex"):
-        ForwardAccumulator(vj.constant([1j]), vj.constant([1j]))
+    with pytest.raises(TypeError, match="complex128 cannot be the tangent of a float64"):
+        ForwardAccumulator(vj.constant([1.0]), vj.constant([1j]))
     with pytest.raises(TypeError, match="primals must be Tensors"):
         ForwardAccumulator(np.ones(2), np.ones(2))
 

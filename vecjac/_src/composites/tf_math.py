@@ -27,8 +27,7 @@ from vecjac._src.ops.array.creation import _count, ones_like, zeros_like
 from vecjac._src.ops.array.indexing import gather
 from vecjac._src.ops.array.shaping import expand_dims, identity, reshape
 from vecjac._src.ops.elementwise.arithmetic import add, multiply
-from vecjac._src.ops.elementwise.complex_parts import (angle, complex, conj,  # noqa: F401
-                                                       imag, real)  # (tf.math's names)
+from vecjac._src.ops.elementwise.complex_parts import angle, conj, imag, real  # noqa: F401
 from vecjac._src.ops.elementwise.bessel import BesselI0, BesselI0e, BesselI1, BesselI1e
 from vecjac._src.ops.elementwise.logic import (cast, equal, greater, greater_equal, less,
                                                logical_and, logical_not, not_equal, where)
@@ -48,7 +47,7 @@ __all__ = ["sigmoid", "softmax", "log_softmax", "softplus", "softsign", "log_sig
            "xlog1py", "igamma", "igammac", "bessel_i0", "bessel_i0e", "bessel_i1",
            "bessel_i1e", "atan2", "add_n", "accumulate_n", "divide_no_nan",
            "multiply_no_nan", "reciprocal_no_nan", "lbeta", "rint", "scalar_mul", "real",
-           "imag", "conj", "angle", "complex", "cumulative_logsumexp", "polyval", "count_nonzero",
+           "imag", "conj", "angle", "cumulative_logsumexp", "polyval", "count_nonzero",
            "invert_permutation", "is_non_decreasing", "is_strictly_increasing",
            "in_top_k", "top_k", "cross", "approximate_equal", "bucketize"]
 
