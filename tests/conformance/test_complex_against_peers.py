@@ -193,3 +193,55 @@ def test_forward_accumulator_matches_tf(tfx, name):
     with tf.autodiff.ForwardAccumulator(tz, tf.constant(V)) as tacc:
         ty = table[name][0](tz)
     _close(acc.jvp(y).numpy(), tacc.jvp(ty).numpy())
+
+
+# -- linear algebra: JAX's functional API on complex matrices -------------------------------
+A = M + 0.5 * np.eye(4)
+
+
+def _linalg_table(np_like):
+    x = np_like
+    herm = lambda b: x["matmul"](b, x["adjoint"](b)) + np.eye(4)  # noqa: E731
+    return {  # name -> (f of a complex matrix b, holomorphic)
+        "inv": (x["inv"], True), "det": (x["det"], True),
+        "solve": (lambda b: x["solve"](b, Z[:, None] * np.ones((4, 2))), True),
+        "slogdet logabs": (lambda b: x["cast"](x["slogdet"](b)[1]) * b, False),
+        "cholesky": (lambda b: x["cholesky"](herm(b)), False),
+        "eigh values": (lambda b: x["cast"](x["eigvalsh"](herm(b))), False),
+        "svd values": (lambda b: x["cast"](x["svdvals"](b)), False),
+        "qr": (lambda b: x["qr"](b)[1], False),
+        "pinv": (lambda b: x["pinv"](b[:, :3]), False),
+    }
+
+
+VJL = _linalg_table({"inv": vj.linalg.inv, "det": vj.linalg.det, "solve": vj.linalg.solve,
+                     "slogdet": vj.linalg.slogdet, "cholesky": vj.linalg.cholesky,
+                     "eigvalsh": lambda a: vj.linalg.eigh(a)[0],
+                     "svdvals": lambda a: vj.linalg.svd(a, compute_uv=False),
+                     "qr": vj.linalg.qr, "pinv": vj.linalg.pinv, "matmul": vj.matmul,
+                     "adjoint": lambda a: vj.math.conj(vj.transpose(a)),
+                     "cast": lambda r: vj.cast(r, vj.complex128)})
+
+
+@pytest.mark.parametrize("name", sorted(VJL))
+def test_linalg_vjp_jvp_and_real_loss_gradient_match_jax(jx, name):
+    jax, jnp, _ = jx
+    theirs = _linalg_table({
+        "inv": jnp.linalg.inv, "det": jnp.linalg.det, "solve": jnp.linalg.solve,
+        "slogdet": jnp.linalg.slogdet, "cholesky": jnp.linalg.cholesky,
+        "eigvalsh": jnp.linalg.eigvalsh, "svdvals": lambda a: jnp.linalg.svd(
+            a, compute_uv=False), "qr": jnp.linalg.qr, "pinv": jnp.linalg.pinv,
+        "matmul": jnp.matmul, "adjoint": lambda a: jnp.conj(a.T),
+        "cast": lambda r: r.astype(jnp.complex128)})
+    f, holomorphic = VJL[name]
+    jf = theirs[name][0]
+    out = np.asarray(jf(A))
+    ct = (np.arange(out.size).reshape(out.shape) % 3 + 1) * (1 - 0.5j)
+    _, pull = vj.vjp(f, A)
+    _, jpull = jax.vjp(jf, A)
+    _close(pull(ct)[0].numpy(), jpull(ct)[0], rtol=1e-8)
+    dA = np.outer(V, W) / 4
+    _close(vj.jvp(f, (A,), (dA,))[1].numpy(), jax.jvp(jf, (A,), (dA,))[1], rtol=1e-8)
+    if holomorphic:
+        _close(vj.jacfwd(f, holomorphic=True)(A).numpy(),
+               jax.jacfwd(jf, holomorphic=True)(A), rtol=1e-8)
