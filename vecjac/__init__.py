@@ -5,8 +5,8 @@ Jacobians vectorized by a pfor-style loop transform. See README.md.
 
 This module only re-exports: the public surface is pinned by tests/test_namespaces.py.
 Internal modules have private names (vecjac/_src/transforms/tape/tape.py ...); the public namespaces are
-vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.layers, vj.nest, vj.vectorize,
-vj.testing, vj.scipy, vj.debugging and vj.autodiff (ForwardAccumulator).
+vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.signal, vj.layers, vj.nest,
+vj.vectorize, vj.testing, vj.scipy, vj.debugging and vj.autodiff (ForwardAccumulator).
 """
 __version__ = "0.1.0"
 
@@ -61,7 +61,7 @@ from vecjac._src.composites.space import (batch_to_space, space_to_batch, space_
 from vecjac._src.ops.array.creation import range  # noqa: F401,E402,A004
 from vecjac._src.ops.array.layout import slice  # noqa: F401,E402,A004
 from vecjac._src.ops.elementwise.unary import abs, round  # noqa: F401,E402,A004
-from vecjac import math, nn, linalg, random, vectorize, image  # noqa: E402
+from vecjac import math, nn, linalg, random, vectorize, image, signal  # noqa: E402
 from vecjac._src.core import nest  # noqa: E402
 from vecjac._src.api import testing, layers  # noqa: E402
 from vecjac import autodiff  # noqa: E402
