@@ -74,6 +74,9 @@ from vecjac._src.api.sparsity import (jacobian_sparsity, hessian_sparsity)  # no
 from vecjac._src.api.sparse import sparse_jacobian, sparse_hessian  # noqa: F401,E402
 from vecjac._src.api.function import TensorSpec, function  # noqa: F401,E402
 from vecjac import scipy  # noqa: F401,E402
+from vecjac._src.api.scipy.fft import install_backend as _install_fft_backend  # noqa: E402
+
+_install_fft_backend()  # scipy.fft.<name>(tensor) runs vecjac's FFTs (vecjac/_src/api/scipy/fft.py)
 
 
 def __getattr__(name):

@@ -4,3 +4,4 @@ irfftnd (axes, norm), fftshift, ifftshift. Differentiable in every mode (complex
 the op library's convention, README "FFTs"); NumPy's names run the same ops through
 `np.fft.<name>(tensor)`, SciPy's through `scipy.fft` and vj.scipy.fft."""
 from vecjac._src.ops.fft.tf_signal import *  # noqa: F401,F403
+from vecjac._src.ops.fft.tf_signal import __all__  # noqa: F401,E402

@@ -42,15 +42,17 @@ def _innermost(x, rank, fn, arg):
 
 
 def _lengths(fft_length, rank, fn):
-    """fft_length as a list of ints (rank entries when rank is given), or None."""
+    """fft_length as a list of positive ints (rank entries when rank is given), or None."""
     if fft_length is None:
         return None
     if isinstance(fft_length, Tensor):
         values = read_ints(fft_length, fn, "fft_length").reshape(-1).tolist()
+    elif isinstance(fft_length, (list, tuple, np.ndarray)) or hasattr(fft_length, "__index__"):
+        values = np.asarray(fft_length, dtype=object).reshape(-1).tolist()
     else:
-        values = np.asarray(fft_length).reshape(-1).tolist()
-        if any(isinstance(v, bool) or not isinstance(v, int) for v in values):
-            raise TypeError(f"{fn}: fft_length must hold ints, got {fft_length!r}")
+        raise TypeError(f"{fn}: fft_length must be a list of ints (one per transformed "
+                        f"axis) or None, got {type(fft_length).__name__} {fft_length!r}")
+    values = [_f.points(v, fn, "fft_length") for v in values]
     if rank is not None and len(values) != rank:
         raise ValueError(f"{fn}: fft_length must have {rank} entr{'y' if rank == 1 else 'ies'}"
                          f" (one per transformed axis), got {values}")
@@ -61,7 +63,8 @@ def _complex(rank, inverse, fn):
     def transform(input, name=None):
         x = _f.as_signal(input, fn, "input")
         axes = _innermost(x, rank, fn, "input")
-        return _f.transform("ifft" if inverse else "fft", x, None, axes, None, fn)
+        return _f.transform("ifft" if inverse else "fft", x, None, axes, None, fn,
+                            args=("input", "fft_length"))
     transform.__name__ = transform.__qualname__ = fn
     transform.__doc__ = (f"The {'inverse ' if inverse else ''}DFT over the innermost {rank} "
                          f"ax{'is' if rank == 1 else 'es'} of `input` (TF's tf.signal."
@@ -76,7 +79,8 @@ def _real(rank, inverse, fn):
     def transform(input_tensor, fft_length=None, name=None):
         x = _f.as_signal(input_tensor, fn, "input_tensor", real=not inverse)
         axes = _innermost(x, rank, fn, "input_tensor")
-        return _f.transform(kind, x, _lengths(fft_length, rank, fn), axes, None, fn)
+        return _f.transform(kind, x, _lengths(fft_length, rank, fn), axes, None, fn,
+                            args=("input_tensor", "fft_length"))
     transform.__name__ = transform.__qualname__ = fn
     transform.__doc__ = (
         f"The real signal of the half spectrum `input_tensor` over its innermost {rank} "
@@ -105,7 +109,8 @@ irfft3d = _real(3, True, "irfft3d")
 def _n_dim(kind, fn):
     def transform(input_tensor, fft_length=None, axes=None, norm=None, name=None):
         x = _f.as_signal(input_tensor, fn, "input_tensor", real=kind == "rfft")
-        return _f.transform(kind, x, _lengths(fft_length, None, fn), axes, norm, fn)
+        return _f.transform(kind, x, _lengths(fft_length, None, fn), axes, norm, fn,
+                            unique=True, args=("input_tensor", "fft_length"))
     transform.__name__ = transform.__qualname__ = fn
     transform.__doc__ = (f"TF's tf.signal.{fn}: NumPy's {kind}n over `axes` (default: the "
                          "innermost len(fft_length) axes, else all) with output lengths "
