@@ -221,6 +221,26 @@ def test_the_backend_is_registered_whichever_is_imported_first(scipy_first):
     assert out == ["Tensor", "ndarray", "0"]
 
 
+# -- the array API's fft extension ------------------------------------------------------------
+def test_array_api_fft_extension():
+    x = _real(3, 6)
+    xp = vj.constant(x).__array_namespace__()
+    _assert_same(xp.fft.rfft(vj.constant(x), n=8, axis=0, norm="ortho"),
+                 np.fft.rfft(x, n=8, axis=0, norm="ortho"), exact=True)
+    _assert_same(xp.fft.irfftn(vj.constant(x), s=(3, 4), axes=(0, 1)),
+                 np.fft.irfftn(x, s=(3, 4), axes=(0, 1)), exact=True)
+    _assert_same(xp.fft.ihfft(x), np.fft.ihfft(x), exact=True)
+    _assert_same(xp.fft.fftshift(vj.constant(x), axes=(0,)), np.fft.fftshift(x, axes=(0,)),
+                 exact=True)
+    freq = xp.fft.rfftfreq(6, d=0.5, dtype=xp.float32)
+    assert freq.dtype == np.float32
+    np.testing.assert_array_equal(freq.numpy(), np.fft.rfftfreq(6, 0.5).astype(np.float32))
+    g = vj.grad(lambda t: xp.sum(xp.abs(xp.fft.fftn(t)) ** 2))(x)  # Parseval
+    np.testing.assert_allclose(g.numpy(), 2 * x.size * x, rtol=1e-12)
+    with pytest.raises(ValueError, match="fft.fftn: axes must be unique"):
+        xp.fft.fftn(vj.constant(x), axes=(0, 0))
+
+
 # -- errors name the argument, expected and given -------------------------------------------------
 BAD = [
     (lambda t: np.fft.fft(t, n=0), ValueError,
