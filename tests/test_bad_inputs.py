@@ -2,9 +2,10 @@
 
 Every public function of vj, vj.math, vj.nn, vj.linalg, vj.random, vj.image,
 vj.vectorize, vj.signal, vj.scipy.special, vj.scipy.linalg, vj.scipy.signal, vj.scipy.fft
-and the methods of the distributions of vj.scipy.stats is found programmatically (each namespace's __all__, else dir()), so a new
-function is fuzzed automatically: its arguments get a *role* from their name (x -> a
-float tensor, axis -> an axis, shape -> a shape ...), or from the SPECS table below when
+and the methods of the distributions of vj.scipy.stats is found programmatically (each
+namespace's __all__, else dir()), so a new function is fuzzed automatically: its
+arguments get a *role* from their name (x -> a float tensor, axis -> an axis, shape -> a
+shape ...), or from the SPECS table below when
 the name is not enough (keyed by the short name, or the qualified one where short names
 repeat: "vj.scipy.stats.norm.logpdf"); a function with an argument of unknown role fails
 test_every_public_function_is_fuzzed. Starting from a valid call, one argument at a time

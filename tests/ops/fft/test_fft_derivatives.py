@@ -220,7 +220,8 @@ def test_pfor_runs_one_batched_transform_per_op():
         x = vj.gather(vj.constant(reals), i)
         with vj.GradientTape() as tape:  # per-example gradients
             tape.watch(x)
-            y = np.fft.irfft2(np.fft.rfft2(x, s=(4, 5)) * np.fft.fft2(z, s=(4, 6))[:, :3], s=(3, 6))
+            spectrum = np.fft.rfft2(x, s=(4, 5)) * np.fft.fft2(z, s=(4, 6))[:, :3]
+            y = np.fft.irfft2(spectrum, s=(3, 6))
             loss = vj.reduce_sum(y ** 2)
         return y, np.fft.ifftn(z, axes=(1,), norm="ortho"), tape.gradient(loss, x)
     check_pfor(loop_fn, 4, fallback_to_while_loop=False)
