@@ -8,7 +8,7 @@
   module is in a higher layer, or importing it would close a cycle. The graph of imports
   plus `lib` references has exactly the cycles pinned below (mutually recursive rules);
   a new one fails;
-- dir(vj), vj.math, vj.nn, vj.linalg, vj.autodiff, vj.debugging are pinned: a name added
+- dir(vj), vj.math, vj.nn, vj.linalg, vj.signal, vj.autodiff, vj.debugging are pinned: a name added
   or removed here is a decision, not an accident.
 """
 import ast
@@ -213,7 +213,7 @@ one_hot ones ones_like pad pow random range rank recompute_grad reciprocal reduc
 reduce_any
 reduce_euclidean_norm reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod
 reduce_std reduce_sum reduce_variance relu relu6 reshape reverse roll round rsqrt scalar_mul scipy
-searchsorted selu set_conversion_policy set_memory_budget shape shape_n
+searchsorted selu set_conversion_policy set_memory_budget shape shape_n signal
 sigmoid sigmoid_cross_entropy_with_logits sign silu sin sinh size slice softmax sort
 softmax_cross_entropy_with_logits softplus softsign sparse_hessian sparse_jacobian split sqrt
 square squared_difference
@@ -283,8 +283,14 @@ softsign swish top_k
 """.split()
 
 
+PUBLIC_SIGNAL = """
+fft fft2d fft3d fftnd fftshift ifft ifft2d ifft3d ifftnd ifftshift irfft irfft2d irfft3d
+irfftnd rfft rfft2d rfft3d rfftnd
+""".split()
+
+
 @pytest.mark.parametrize("namespace,pinned", [("linalg", PUBLIC_LINALG), ("math", PUBLIC_MATH),
-                                              ("nn", PUBLIC_NN)])
+                                              ("nn", PUBLIC_NN), ("signal", PUBLIC_SIGNAL)])
 def test_public_surface_of_namespaces_is_pinned(namespace, pinned):
     names = _public(getattr(vj, namespace))
     assert names == sorted(pinned), (f"vj.{namespace} added: "
@@ -295,7 +301,7 @@ def test_public_surface_of_namespaces_is_pinned(namespace, pinned):
 def test_no_internal_module_is_public():
     modules = {n for n in _public(vj) if n != "dask" and type(getattr(vj, n)).__name__ == "module"}
     assert modules == {"autodiff", "debugging", "image", "layers", "linalg", "math", "nest",
-                       "nn", "random", "scipy", "testing", "vectorize"}
+                       "nn", "random", "scipy", "signal", "testing", "vectorize"}
 
 
 def test_autodiff_namespace():

@@ -1,10 +1,11 @@
 """Bad-input fuzzing of every public function and every GradientTape method (issue 4).
 
 Every public function of vj, vj.math, vj.nn, vj.linalg, vj.random, vj.image,
-vj.vectorize, vj.scipy.special, vj.scipy.linalg, vj.scipy.signal and the methods of the
-distributions of vj.scipy.stats is found programmatically (each namespace's __all__, else dir()), so a new
-function is fuzzed automatically: its arguments get a *role* from their name (x -> a
-float tensor, axis -> an axis, shape -> a shape ...), or from the SPECS table below when
+vj.vectorize, vj.signal, vj.scipy.special, vj.scipy.linalg, vj.scipy.signal, vj.scipy.fft
+and the methods of the distributions of vj.scipy.stats is found programmatically (each
+namespace's __all__, else dir()), so a new function is fuzzed automatically: its
+arguments get a *role* from their name (x -> a float tensor, axis -> an axis, shape -> a
+shape ...), or from the SPECS table below when
 the name is not enough (keyed by the short name, or the qualified one where short names
 repeat: "vj.scipy.stats.norm.logpdf"); a function with an argument of unknown role fails
 test_every_public_function_is_fuzzed. Starting from a valid call, one argument at a time
@@ -50,7 +51,7 @@ NAMESPACES = {"vj": vj, "vj.math": vj.math, "vj.nn": vj.nn, "vj.linalg": vj.lina
               "vj.random": vj.random, "vj.image": vj.image, "vj.vectorize": vj.vectorize,
               "vj.scipy.special": vj.scipy.special, "vj.scipy.linalg": vj.scipy.linalg,
               "vj.scipy.signal": vj.scipy.signal, "vj.scipy.integrate": vj.scipy.integrate,
-              "vj.debugging": vj.debugging,
+              "vj.debugging": vj.debugging, "vj.signal": vj.signal, "vj.scipy.fft": vj.scipy.fft,
               **{f"vj.scipy.stats.{d}": getattr(vj.scipy.stats, d)  # methods of each
                  for d in vj.scipy.stats.__all__}}
 
@@ -492,6 +493,26 @@ SPECS.update({
                            roles=dict(block_shape="shape", crops="paddings")),
 })
 
+# the FFTs: TF's names (vj.signal) and SciPy's (vj.scipy.fft)
+_FFT_ROLES = dict(fft_length="fft_length", norm="fft_norm", n="size_or_none",
+                  s="shape_or_none", axes="axes_or_none", overwrite_x="skip", workers="skip",
+                  plan="skip", xp="skip", device="skip", d="scalar")
+SPECS.update({
+    **{f"vj.signal.{n}": dict(roles=_FFT_ROLES) for n in vj.signal.__all__},
+    **{f"vj.signal.{n}": dict(args=dict(input=lambda: F(2, 2, 3)), roles=_FFT_ROLES)
+       for n in ("fft3d", "ifft3d")},
+    **{f"vj.signal.{n}": dict(args=dict(input_tensor=lambda: F(2, 2, 3)), roles=_FFT_ROLES)
+       for n in ("rfft3d", "irfft3d")},
+    **{f"vj.signal.{n}": dict(roles=dict(_FFT_ROLES, axes="shift_axes"))
+       for n in ("fftshift", "ifftshift")},
+    **{f"vj.scipy.fft.{n}": dict(roles=_FFT_ROLES) for n in vj.scipy.fft.__all__},
+    **{f"vj.scipy.fft.{n}": dict(roles=dict(_FFT_ROLES, axes="shift_axes"))
+       for n in ("fftshift", "ifftshift")},
+    **{f"vj.scipy.fft.{n}": dict(args=dict(n=4), roles=dict(_FFT_ROLES, n="size"))
+       for n in ("fftfreq", "rfftfreq")},
+})
+
+
 def _pull(out):
     y, pull = out
     return y, pull(vj.ones_like(y))
@@ -754,6 +775,18 @@ ROLE_BAD.update({
     "conv_method": [("unknown", "winograd", True), ("int", 0, True), ("None", None, True),
                     ("fft", "fft", False), ("direct", "direct", False)],
 })
+ROLE_BAD.update({
+    "fft_length": [("zero", [0], True), ("negative", [-2], True), ("float", [2.5], True),
+                   ("string", "ab", True), ("dict", {}, True), ("object", Opaque(), True),
+                   ("bool", [True], True), ("too many", [2, 2, 2, 2], True),
+                   ("one", [4], False), ("int", 4, False), ("array", np.array([3]), False),
+                   ("None", None, False)],
+    "fft_norm": [("unknown", "bogus", True), ("upper case", "ORTHO", True), ("int", 1, True),
+                 ("dict", {}, True), ("ortho", "ortho", False), ("forward", "forward", False),
+                 ("None", None, False)],
+    "shift_axes": [entry for entry in AXIS_BAD if entry[0] != "axis [0, 0]"] +
+                  [("None", None, False), ("repeated", [0, 0], False)],
+})
 # vj.math.bincount / invert_permutation / polyval arguments
 ROLE_BAD.update({
     "bincount_arr": [("float", F(3), True), ("negative", np.array([-1, 2]), True),
@@ -954,6 +987,33 @@ for _dist in vj.scipy.stats.__all__:
 for _name in vj.scipy.linalg.__all__:
     ORACLES[f"vj.scipy.linalg.{_name}"] = getattr(scipy.linalg, _name)
 ORACLES["vj.scipy.signal.convolve"] = scipy.signal.convolve
+for _name in vj.scipy.fft.__all__:
+    if _name != "backend":
+        ORACLES[f"vj.scipy.fft.{_name}"] = getattr(scipy.fft, _name)
+
+
+def _tf_fft(kind, rank):
+    """TF's innermost-axes FFTs through NumPy's n-dimensional ones."""
+    f = getattr(np.fft, f"{kind}n")
+    axes = tuple(range(-rank, 0))
+    if kind in ("fft", "ifft"):
+        return lambda input: f(np.asarray(input), axes=axes)
+    return lambda input_tensor, fft_length=None: f(
+        np.asarray(input_tensor), s=None if fft_length is None else
+        np.asarray(fft_length).reshape(-1).tolist(), axes=axes)
+
+
+for _kind in ("fft", "ifft", "rfft", "irfft"):
+    for _rank, _suffix in ((1, ""), (2, "2d"), (3, "3d")):
+        ORACLES[f"vj.signal.{_kind}{_suffix}"] = _tf_fft(_kind, _rank)
+    ORACLES[f"vj.signal.{_kind}nd"] = (lambda f: lambda input_tensor, fft_length=None, axes=None,
+                                       norm=None: f(np.asarray(input_tensor), s=None if
+                                                    fft_length is None else np.asarray(
+                                                        fft_length).reshape(-1).tolist(),
+                                                    axes=axes, norm=norm))(
+        getattr(np.fft, f"{_kind}n"))
+ORACLES["vj.signal.fftshift"] = lambda x, axes=None: np.fft.fftshift(np.asarray(x), axes)
+ORACLES["vj.signal.ifftshift"] = lambda x, axes=None: np.fft.ifftshift(np.asarray(x), axes)
 
 
 def _approximate_equal_oracle(x, y, tolerance=1e-5, **kw):

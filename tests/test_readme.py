@@ -35,3 +35,18 @@ def test_readme_examples_run_and_shapes_hold():
     np.testing.assert_allclose(namespace["j2"].numpy(), [[np.cos(p[0]) * p[1], np.sin(p[0])],
                                                          [0.0, 2 * p[1]]], rtol=1e-12)
     assert namespace["jac"].experimental_get_tracing_count() == 1
+
+
+def test_readme_fft_example():
+    """The FFTs section's example: the gradient against central differences."""
+    block = next(b for b in _blocks() if "def smoothness" in b)
+    namespace = {}
+    exec(compile(block, "README FFTs block", "exec"), namespace)
+    u, g, f = namespace["u"], namespace["g"].numpy(), namespace["smoothness"]
+    assert g.shape == (64, 64) and g.dtype == np.float64
+    for k in [(0, 0), (3, 17), (63, 40)]:
+        e = np.zeros_like(u)
+        e[k] = 1e-6
+        fd = (f(namespace["vj"].constant(u + e)).numpy()
+              - f(namespace["vj"].constant(u - e)).numpy()) / 2e-6
+        np.testing.assert_allclose(g[k], fd, rtol=1e-6, atol=1e-9)

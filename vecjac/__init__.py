@@ -5,8 +5,8 @@ Jacobians vectorized by a pfor-style loop transform. See README.md.
 
 This module only re-exports: the public surface is pinned by tests/test_namespaces.py.
 Internal modules have private names (vecjac/_src/transforms/tape/tape.py ...); the public namespaces are
-vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.layers, vj.nest, vj.vectorize,
-vj.testing, vj.scipy, vj.debugging and vj.autodiff (ForwardAccumulator).
+vj.math, vj.nn, vj.linalg, vj.random, vj.image, vj.signal, vj.layers, vj.nest,
+vj.vectorize, vj.testing, vj.scipy, vj.debugging and vj.autodiff (ForwardAccumulator).
 """
 __version__ = "0.1.0"
 
@@ -62,7 +62,7 @@ from vecjac._src.ops.array.creation import range  # noqa: F401,E402,A004
 from vecjac._src.ops.array.layout import slice  # noqa: F401,E402,A004
 from vecjac._src.ops.elementwise.unary import abs, round  # noqa: F401,E402,A004
 from vecjac._src.ops.elementwise.complex_parts import complex  # noqa: F401,E402,A004  (tf.complex)
-from vecjac import math, nn, linalg, random, vectorize, image  # noqa: E402
+from vecjac import math, nn, linalg, random, vectorize, image, signal  # noqa: E402
 from vecjac._src.core import nest  # noqa: E402
 from vecjac._src.api import testing, layers  # noqa: E402
 from vecjac import autodiff  # noqa: E402
@@ -75,6 +75,9 @@ from vecjac._src.api.sparsity import (jacobian_sparsity, hessian_sparsity)  # no
 from vecjac._src.api.sparse import sparse_jacobian, sparse_hessian  # noqa: F401,E402
 from vecjac._src.api.function import TensorSpec, function  # noqa: F401,E402
 from vecjac import scipy  # noqa: F401,E402
+from vecjac._src.api.scipy.fft import install_backend as _install_fft_backend  # noqa: E402
+
+_install_fft_backend()  # scipy.fft.<name>(tensor) runs vecjac's FFTs (vecjac/_src/api/scipy/fft.py)
 
 
 def __getattr__(name):

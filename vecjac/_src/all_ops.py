@@ -15,3 +15,4 @@ from vecjac._src.ops.array import shaping, indexing, creation, layout, onehot  #
 from vecjac._src.ops.nn import activations, image  # noqa: F401
 from vecjac._src.ops.random import sampling  # noqa: F401
 from vecjac._src.ops.scipy import signal  # noqa: F401
+from vecjac._src.ops.fft import transforms  # noqa: F401

@@ -9,8 +9,9 @@
   `scipy.special.<name>(tensor)`), `vj.scipy.stats` (distributions' logpdf, pdf, cdf,
   logcdf), `vj.scipy.linalg` (solve_triangular, cho_solve, expm, sqrtm,
   solve_sylvester, solve_banded), `vj.scipy.signal` (convolve), `vj.scipy.integrate`
-  (odeint, solve_ivp).
-SciPy itself is imported at the first call that needs it, never with vecjac; these five
+  (odeint, solve_ivp), `vj.scipy.fft` (the FFTs; `scipy.fft.<name>(tensor)` runs them
+  too, through the uarray backend `vj.scipy.fft.backend` that `import vecjac` registers).
+SciPy itself is imported at the first call that needs it, never with vecjac; these six
 namespaces load at their first use (together about 10 ms that `import vecjac` saves).
 """
 import importlib as _importlib
@@ -19,7 +20,7 @@ from vecjac._src.api.scipy.jac import jac  # noqa: F401
 from vecjac.scipy import optimize  # noqa: F401
 from vecjac.scipy.optimize import fun_and_jac, hess, hessp, minimize, root  # noqa: F401
 
-_LAZY = ("integrate", "linalg", "signal", "special", "stats")
+_LAZY = ("fft", "integrate", "linalg", "signal", "special", "stats")
 
 
 def __getattr__(name):

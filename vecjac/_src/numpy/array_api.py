@@ -13,15 +13,15 @@ __array_namespace__, __dlpack__, integer bitwise operators) are in array_api_obj
 This module only gathers their names: it has no code of its own, so the standard's names
 that are Python builtins (abs, all, any, bool, max, min, pow, round, sum) shadow nothing.
 
-The `linalg` extension is `xp.linalg` (array_api_linalg.py). Complex dtypes compute but are
-not differentiated (transforms refuse them). Not here: the `fft` extension (vecjac has no
-complex derivatives yet); in-place item assignment (`x[i] = v`: Tensors are
-immutable, as JAX arrays are).
+The `linalg` extension is `xp.linalg` (array_api_linalg.py), the `fft` extension `xp.fft`
+(array_api_fft.py: vecjac's FFT ops, differentiable with complex values). Not here:
+in-place item assignment (`x[i] = v`: Tensors are immutable, as JAX arrays are).
 """
 import math
 
 from vecjac._src.numpy import array_api_creation as _creation  # noqa: F401 (registers)
 from vecjac._src.numpy import array_api_elementwise as _elementwise  # noqa: F401
+from vecjac._src.numpy import array_api_fft as fft
 from vecjac._src.numpy import array_api_functions as _functions  # noqa: F401
 from vecjac._src.numpy import array_api_linalg as linalg
 from vecjac._src.numpy.array_api_dtypes import DTYPES, STANDARD
@@ -38,5 +38,5 @@ newaxis = None
 globals().update(DTYPES)
 globals().update(STANDARD)
 
-__all__ = sorted(["__array_api_version__", "e", "pi", "inf", "nan", "newaxis", "linalg",
+__all__ = sorted(["__array_api_version__", "e", "pi", "inf", "nan", "newaxis", "linalg", "fft",
                   *DTYPES, *STANDARD])

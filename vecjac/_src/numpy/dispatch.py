@@ -11,7 +11,7 @@ functions (reductions, selection, creation), shapes (joining, splitting, axes), 
 partition, searchsorted, select), math (diff, gradient, linspace, interp, sinc,
 nan_to_num, real / imag, angle, i0, polyval, trapezoid, convolve), stats (nan*
 reductions, average, ptp, median, percentile / quantile, cov, corrcoef), products (dot ...
-einsum, kron, cross, trace, diagonals), linalg (np.linalg) and ufuncs.
+einsum, kron, cross, trace, diagonals), linalg (np.linalg), fft (np.fft) and ufuncs.
 One deliberate difference: np.put_along_axis returns the new array and writes nothing
 (Tensors are immutable); given a NumPy array to write into, it raises TypeError.
 
@@ -95,6 +95,16 @@ checks that this copy is current; regenerate with
 | `np.exp2` | `vj.pow(2, x)` |
 | `np.expand_dims` | `vj.expand_dims` |
 | `np.expm1` | `vj.expm1` |
+| `np.fft.fft`, `np.fft.fft2`, `np.fft.fftn` | `FFT (complex DFT op) (n / s: a zero pad or a slice first)` |
+| `np.fft.fftshift` | `vj.roll by n // 2 along the axes` |
+| `np.fft.hfft` | `IRFFT of vj.math.conj(a), the dual norm (n / s: a zero pad or a slice first)` |
+| `np.fft.ifft`, `np.fft.ifft2`, `np.fft.ifftn` | `FFT (inverse=True) (n / s: a zero pad or a slice first)` |
+| `np.fft.ifftshift` | `vj.roll by -(n // 2) along the axes` |
+| `np.fft.ihfft` | `vj.math.conj of RFFT, the dual norm (n / s: a zero pad or a slice first)` |
+| `np.fft.irfft` | `IRFFT (n / s: a zero pad or a slice first)` |
+| `np.fft.irfft2`, `np.fft.irfftn` | `FFT (inverse) along the leading axes, IRFFT along the last (n / s: a zero pad or a slice first)` |
+| `np.fft.rfft` | `RFFT (n / s: a zero pad or a slice first)` |
+| `np.fft.rfft2`, `np.fft.rfftn` | `RFFT along the last axis, FFT along the others (n / s: a zero pad or a slice first)` |
 | `np.flip` | `vj.reverse (axis=None: all axes)` |
 | `np.fliplr` | `vj.reverse of axis 1` |
 | `np.flipud` | `vj.reverse of axis 0` |
@@ -277,6 +287,7 @@ from vecjac._src.core.errors import NotDifferentiableWarning
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.variables import Variable
 from vecjac._src.numpy import arrange as _numpy_arrange  # noqa: F401
+from vecjac._src.numpy import fft as _numpy_fft  # noqa: F401
 from vecjac._src.numpy import functions as _numpy_functions
 from vecjac._src.numpy import indexing as _numpy_indexing
 from vecjac._src.numpy import linalg as _numpy_linalg

@@ -30,7 +30,10 @@ def _lookup(path):
 
 def _np_name(f):
     module = getattr(f, "__module__", None) or "numpy"
-    return ("np.linalg." if module.endswith("linalg") else "np.") + f.__name__
+    for sub in ("linalg", "fft"):
+        if module.endswith(sub):
+            return f"np.{sub}.{f.__name__}"
+    return "np." + f.__name__
 
 
 def _ufuncs(target, *names):

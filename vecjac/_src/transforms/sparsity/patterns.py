@@ -21,8 +21,8 @@ Families (one line on an op block: `pattern = patterns.layout`):
   gather and mirror padding): each output is the sum of the inputs that the layout op
   would copy from it.
 - reduction: `axis` / `keepdims` attrs; an output depends on its group of inputs.
-- along_axis(name): every element depends on the whole line along the axis in attr
-  `name` (softmax); scan: on the line up to itself (cumsum, cumprod).
+- along_axis(name): every element depends on the whole line along the axis (or axes) in
+  attr `name` (softmax, FFTs); scan: on the line up to itself (cumsum, cumprod).
 - contraction(equation): einsum-like products (matmul, matvec, einsum): output (i, j)
   depends on the operands' elements that share its indices, for every summed index.
 - batched(*core_ranks): batched linear algebra; an output's matrix depends on the whole
@@ -272,14 +272,18 @@ def reduction(op, cx, x, axis=None, keepdims=False, **attrs):
 
 def along_axis(name=None, axes=None):
     """Each element of the first input depends on the whole line along the axis in attr
-    `name` (or the fixed `axes`) of it; further inputs broadcast (a scale factor)."""
+    `name` (or the fixed `axes`, one or several) of it; further inputs broadcast (a scale
+    factor). The output may differ from the input in length along those axes (FFTs: dense
+    along the transformed axes, element by element across the others)."""
     def rule(op, cx, x, *rest, **attrs):
         p = cx.patterns[0]
         out = cx.outputs[0]
         parts = []
         if p is not None:
-            group, count = _groups(x.shape, _axes(attrs[name] if name else axes, x.ndim))
-            parts.append(take_rows(group_union(p, group, count), group))
+            along = _axes(attrs[name] if name else axes, x.ndim)
+            group, count = _groups(x.shape, along)
+            out_group = group if out.shape == x.shape else _groups(out.shape, along)[0]
+            parts.append(take_rows(group_union(p, group, count), out_group))
         for y, q in zip(rest, cx.patterns[1:]):
             if q is not None:
                 src = _broadcast_rows(y.shape, out.shape)
