@@ -237,3 +237,11 @@ def test_complex_variables_on_a_tape():
         y = vj.reduce_sum(vj.math.real(v * v))
     # Re(z^2) = x^2 - y^2: df/dx + i df/dy = 2x - 2iy = 2 conj(z)
     np.testing.assert_array_equal(tape.gradient(y, v).numpy(), 2 * np.conj(v.numpy()))
+
+
+@pytest.mark.parametrize("transform", sorted(TRANSFORMS))
+def test_np_fft_is_holomorphic_with_the_dft_matrix_as_derivative(transform):
+    n = len(Z0)
+    dft = np.exp(-2j * np.pi * np.outer(np.arange(n), np.arange(n)) / n)  # closed form
+    jac = TRANSFORMS[transform](np.fft.fft, holomorphic=True)(Z0)
+    np.testing.assert_allclose(jac.numpy(), dft, atol=1e-13)
