@@ -269,8 +269,11 @@ class ForwardAccumulator(Transform):
         tangents = []
         for t in tensors:
             tangents.append(table.get(t._tid))
-        dt = _one_term(op, tensors, tangents, attrs) if fast and \
-            type(op).jvp is multilinear else None
+        dt = None
+        if fast and type(op).jvp is multilinear:
+            if op.note_primal is not None:  # (MatVec: a finite product, a finite matrix)
+                op.note_primal(tensors, o)
+            dt = _one_term(op, tensors, tangents, attrs)
         if dt is None:
             entry = Entry(op, tensors, (o,), attrs)
             rule = op.jvp
