@@ -99,18 +99,21 @@ class Loan:
         """Make `t`'s memory read-only until the loan ends; False when that cannot
         protect it (memory NumPy arrays do not own: copy it instead)."""
         v = t._value
-        if id(v) not in self.arrays:
-            chain = _chain(v)
-            if chain is None:
-                return False
-            _hold([a for a in chain if id(a) not in self.arrays], self.arrays)
+        arrays = self.arrays
+        if id(v) not in arrays:
+            b = v.base  # a read-only view of an array held already cannot become writeable
+            if b is None or id(b) not in arrays or v.flags.writeable:
+                chain = _chain(v)
+                if chain is None:
+                    return False
+                _hold([a for a in chain if id(a) not in arrays], arrays)
         self.tensors.append(weakref.ref(t))
         return True
 
     def track(self, t):
         """`t`, a BorrowedTensor over memory lent already (a view of a lent array),
         to be given a copy of its own if it outlives the loan."""
-        t._value.flags.writeable = False  # a view vecjac made: nobody writes through it
+        t._value.setflags(write=False)  # a view vecjac made: nobody writes through it
         self.tensors.append(weakref.ref(t))
         return t
 

@@ -178,7 +178,7 @@ class PFor(Transform):
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
             out = out if type(out) is np.ndarray else np.asarray(out)
-            return StackedTensor(own_output(out, borrowed), self)
+            return StackedTensor(own_output(out, borrowed) if borrowed else Tensor(out), self)
         return tuple([StackedTensor(own_output(np.asarray(o), borrowed), self) for o in out])
 
     def _layout_fast(self, op, tensors, attrs):
