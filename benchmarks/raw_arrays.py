@@ -13,10 +13,11 @@ data wrapped in vj.constant once, outside the timing (a Tensor vecjac owns):
 
 "repeated" times calls of one transformed function (after warm-up calls); "first" times
 the first call of a freshly made one (vj.jacobian learns its mode on it), after a warm-up
-of the process. The variants are interleaved call by call (raw, constant, constant, raw,
-...) in this one process, so that noise from other work on the machine hits both alike;
-the table gives medians and raw / constant (1.0: no cost for passing plain arrays).
-Results are checked to agree before anything is timed.
+of the process. Every call is timed on its own (a burst of calls on a loaded machine is
+preempted more often than one short call), and the variants are interleaved (raw,
+constant, constant, raw, ...) in this one process, so that noise from other work on the
+machine hits both alike; the table gives medians and raw / constant (1.0: no cost for
+passing plain arrays). Results are checked to agree before anything is timed.
 """
 import argparse
 import statistics
@@ -47,7 +48,7 @@ def workloads(rng, quick):
     raw = {"loss": loss_on(X, y), "tall": tall_on(A, B)}
     const = {"loss": loss_on(vj.constant(X), vj.constant(y)),
              "tall": tall_on(vj.constant(A), vj.constant(B))}
-    # (name, data -> fresh transformed call, inner repetitions per timing)
+    # (name, data -> fresh transformed call, repeated calls timed per round)
     return [
         (f"grad, logistic {n} x {d}", lambda f: (lambda g=vj.grad(f["loss"]): g(w)), 1),
         (f"hvp, logistic {n} x {d}", lambda f: (lambda: vj.hvp(f["loss"], w, v)), 1),
@@ -55,11 +56,10 @@ def workloads(rng, quick):
     ], raw, const
 
 
-def timed(call, inner):
+def timed(call):
     t = time.perf_counter()
-    for _ in range(inner):
-        call()
-    return (time.perf_counter() - t) / inner
+    call()
+    return time.perf_counter() - t
 
 
 def main():
@@ -71,17 +71,19 @@ def main():
     cases, raw, const = workloads(np.random.default_rng(0), args.quick)
     print("| workload | call | raw (ms) | constant (ms) | raw / constant |")
     print("|---|---|---|---|---|")
-    for name, make, inner in cases:
+    for name, make, repeats in cases:
         r, c = make(raw), make(const)
         for _ in range(3):  # warm-up: numba's kernels, caches
             np.testing.assert_allclose(r().numpy(), c().numpy(), rtol=1e-12, atol=1e-15)
         times = {("first", "raw"): [], ("first", "const"): [],
                  ("repeated", "raw"): [], ("repeated", "const"): []}
+        order = (("raw", raw, r), ("const", const, c))
         for k in range(rounds):
-            order = (("raw", raw, r), ("const", const, c))
-            for label, data, call in (order if k % 2 == 0 else order[::-1]):
-                times[("first", label)].append(timed(make(data), 1))
-                times[("repeated", label)].append(timed(call, inner))
+            for label, data, _ in (order if k % 2 == 0 else order[::-1]):
+                times[("first", label)].append(timed(make(data)))
+            for i in range(repeats):
+                for label, _, call in (order if (k + i) % 2 == 0 else order[::-1]):
+                    times[("repeated", label)].append(timed(call))
         for kind in ("first", "repeated"):
             tr = statistics.median(times[(kind, "raw")]) * 1e3
             tc = statistics.median(times[(kind, "const")]) * 1e3
