@@ -358,6 +358,23 @@ def test_a_view_and_its_base_are_both_read_only_during_the_call(view):
                                rtol=1e-14)
 
 
+@lends
+def test_a_view_made_during_the_call_is_born_read_only_and_can_be_made_writeable_after():
+    X, y, w, _ = _data()
+    views = []
+
+    def loss(w):
+        z = X @ w
+        views.append(X[:5])  # NumPy: a view of a read-only array is read-only
+        return vj.reduce_sum(z * z)
+    vj.grad(loss)(w)
+    v = views[0]
+    assert X.flags.writeable and not v.flags.writeable
+    v.flags.writeable = True
+    v[0, 0] = 3.0
+    assert X[0, 0] == 3.0
+
+
 def test_read_only_inputs_stay_read_only():
     X, y, w, _ = _data()
     X.flags.writeable = False

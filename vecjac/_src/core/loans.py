@@ -22,10 +22,13 @@ entry, a view that pfor passes on) must not see a later write by the caller. Two
   the base of its views: mmap, bytes, another library's buffer), and every array when
   VECJAC_COPY_CALLER_ARRAYS=1 (core/flags.py).
 
-What a loan cannot see: a writeable array made *before* the call over the same memory (an
-earlier view `v = X[:]` of an array, a memoryview, torch.from_numpy(X)) keeps its own
-flag, and NumPy keeps no list of an array's views. Writing through it during the call
-(from the function being differentiated, a callback, another thread) is not refused.
+What a loan cannot see: a writeable array made *before* the call over the same memory and
+never handed to vecjac (an earlier view `v = X[:]`, a memoryview, torch.from_numpy(X))
+keeps its own flag, and NumPy keeps no list of an array's views. Writing through it
+during the call (from the function being differentiated, a callback, another thread) is
+not refused. And a view the caller makes of a lent array during the call is born
+read-only (NumPy's rule) and stays so when the loan ends; NumPy lets its owner set its
+flag back once the base is writeable again.
 """
 import threading
 import weakref
@@ -120,14 +123,16 @@ class Loan:
     def close(self, raise_tampered=True):
         """End the loan: a copy for every lent BorrowedTensor still alive, then the
         arrays' flags back (when no other loan holds them)."""
-        for ref in self.tensors:
-            t = ref()
-            if t is not None and type(t) is BorrowedTensor:
-                t._value = t._value.copy(order="K")  # its layout: the same sums
-                t.__class__ = Tensor  # it owns its memory now
-        self.tensors = []
-        tampered = _release(list(self.arrays.values()))
-        self.arrays = {}
+        try:
+            for ref in self.tensors:
+                t = ref()
+                if t is not None and type(t) is BorrowedTensor:
+                    t._value = t._value.copy(order="K")  # its layout: the same sums
+                    t.__class__ = Tensor  # it owns its memory now
+        finally:  # (a copy failing for memory must not leave the arrays read-only)
+            self.tensors = []
+            tampered = _release(list(self.arrays.values()))
+            self.arrays = {}
         if tampered and raise_tampered:
             shapes = ", ".join(f"shape {a.shape} dtype {a.dtype}" for a in tampered)
             raise RuntimeError(
