@@ -307,6 +307,31 @@ def test_jacfwd_through_a_matrix_equals_the_loop_with_nan_and_inf():
     assert np.abs(J.numpy()).min() > 0
 
 
+def test_a_finite_primal_product_spares_jacfwd_its_pass_over_a_callers_matrix(monkeypatch):
+    # MatVec.note_primal: a finite A @ p of a finite p without zeros proves A finite, so
+    # the columns shortcut needs no pass over A (a caller's array has no cached check);
+    # a zero in p or a non-finite product leaves the check (and the loop's NaNs) as they were
+    checked = []
+    all_finite = structured._all_finite
+    monkeypatch.setattr(structured, "_all_finite",
+                        lambda v: checked.append(v.shape) or all_finite(v))
+    rng = np.random.default_rng(3)  # (the module's RNG feeds the tests below)
+    a = rng.standard_normal((60, 8))
+    zero = rng.standard_normal(8)
+    zero[5] = 0.0
+    for p, bad in ((rng.standard_normal(8), None), (zero, None),
+                   (rng.standard_normal(8), np.inf), (rng.standard_normal(8), np.nan)):
+        m = a.copy()
+        if bad is not None:
+            m[3, 2] = bad
+        checked.clear()
+        with np.errstate(invalid="ignore"):
+            J = vj.jacfwd(lambda v: vj.tanh(m @ v))(p).numpy()
+            loop = vj.jacfwd(lambda v: vj.tanh(m @ v), parallel_iterations=1)(p).numpy()
+        np.testing.assert_array_equal(J, loop)
+        assert ((60, 8) in checked) == (bad is not None or not p.all()), (p, bad, checked)
+
+
 def test_sin_and_cos_in_one_pass_give_the_jvps_of_the_two_passes():
     # above kernels.SINCOS_MIN_SIZE forward mode takes value and derivative from one
     # sincos loop when nothing else watches; under a tape (second order) it must not

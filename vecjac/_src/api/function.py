@@ -40,10 +40,10 @@ import warnings
 import numpy as np
 
 from vecjac._src.api.fn_args import arg_label
-from vecjac._src.core import nest
+from vecjac._src.core import loans, nest
 from vecjac._src.core.context import state
 from vecjac._src.core.dispatch import convert_to_tensor
-from vecjac._src.core.tensor import Tensor
+from vecjac._src.core.tensor import BorrowedTensor, Tensor
 from vecjac._src.core.tensor_spec import TensorSpec
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.function.capture import Capture
@@ -258,7 +258,7 @@ class Function:
         if (entry is not None and entry.plans and not state.hidden
                 and all(t.roles in _RECORDING_ROLES for t in state.stack)
                 and not any(isinstance(x, Tensor) and x._pfor is not None for x in leaves)):
-            tensors = [x if isinstance(x, Tensor) else Tensor(np.array(x)) for x in leaves]
+            tensors = [_leaf_tensor(x) for x in leaves]
             for plan in entry.plans:
                 if plan.recordable:
                     out = plan.run_recorded(tensors)
@@ -437,12 +437,25 @@ def _rebuild(x, it):
 
 def _tensor_args(args, kwargs, tensors):
     """args and kwargs with their tensor leaves replaced, in order, by `tensors` (NumPy
-    arrays become Tensors of copies: a caller's later write must not reach a Tensor or a
-    tape's record, as in eager vecjac)."""
-    it = iter([t if isinstance(t, Tensor) else Tensor(np.array(t)) for t in tensors])
+    arrays become Tensors that a caller's later write cannot reach: `_leaf_tensor`)."""
+    it = iter([_leaf_tensor(t) for t in tensors])
     call_args = tuple([_rebuild(a, it) for a in args])
     call_kwargs = {k: _rebuild(kwargs[k], it) for k in sorted(kwargs)}
     return call_args, call_kwargs
+
+
+def _leaf_tensor(x):
+    """The Tensor of one tensor leaf of the arguments. A NumPy array is copied, except
+    inside a transformed call (vj.grad of a function that calls this one): then it is lent,
+    read-only until that call returns (vecjac/_src/core/loans.py), as eager ops read it."""
+    if isinstance(x, Tensor):
+        return x
+    loan = loans.current()
+    if loan is not None and type(x) is np.ndarray and x.dtype.kind in "biufc":
+        t = BorrowedTensor(x)
+        if loan.lend(t):
+            return t
+    return Tensor(np.array(x))
 
 
 def _contiguous(a):
@@ -455,7 +468,9 @@ def _capture_input(capture, x):
     """A fresh Tensor for one input leaf (each leaf its own slot, even when the caller
     passes one Tensor twice), registered with the capture; a NumPy array is copied (the
     traced call's result must not alias the caller's array)."""
-    t = Tensor(_contiguous(x._value) if isinstance(x, Tensor) else np.array(x, order="C"))
+    owned = isinstance(x, Tensor) and type(x) is not BorrowedTensor
+    t = Tensor(_contiguous(x._value) if owned else
+               np.array(x._value if isinstance(x, Tensor) else x, order="C"))
     capture.add_input(t)
     return t
 
@@ -463,7 +478,8 @@ def _capture_input(capture, x):
 def _unaliased(out, leaves):
     """The replay's outputs, with a copy of each that shares memory with a caller's NumPy
     array (an input returned, reshaped or sliced): Tensors never alias caller memory."""
-    arrays = [x for x in leaves if not isinstance(x, Tensor)]
+    arrays = [x._value if type(x) is BorrowedTensor else x for x in leaves
+              if type(x) is BorrowedTensor or not isinstance(x, Tensor)]
     if not arrays:
         return out
     return tuple([np.array(o) if isinstance(o, np.ndarray) and any(

@@ -20,6 +20,7 @@ from vecjac._src.api.fn_args import (arg_label, check_argnums, check_bool, check
 from vecjac._src.api.complex_conventions import (HolomorphicCheck, conj_complex,
                                                  require_complex)
 from vecjac._src.core import nest
+from vecjac._src.core.loans import lending
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
 from vecjac._src.core.variables import Variable
@@ -34,6 +35,13 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "linearize", "hvp"]
 # -- grad and value_and_grad -------------------------------------------------------------
 def _value_and_grad_call(f, argnums, has_aux, what, args, kwargs, holomorphic=False,
                          check=None):
+    # a caller's array the tape keeps is lent read-only for the call (core/loans.py); the
+    # loan ends once _gradient's frame, and with it the tape, is gone
+    with lending(what):
+        return _gradient(f, argnums, has_aux, what, args, kwargs, holomorphic, check)
+
+
+def _gradient(f, argnums, has_aux, what, args, kwargs, holomorphic, check):
     pos = positions(argnums, len(args), what)
     given = args
     args, flat, structures = prepare(f, args, pos, what)
@@ -223,7 +231,8 @@ def jvp(f, primals, tangents, has_aux=False):
     has_aux = check_bool(has_aux, "has_aux", what)
     flat_t = _check_tangents(f, primals, tangents, what)
     args, flat, _ = prepare(f, primals, tuple(range(len(primals))), what, "primals")
-    y, ty, aux = _push_forward(f, args, flat, flat_t, has_aux, what)
+    with lending(what):
+        y, ty, aux = _push_forward(f, args, flat, flat_t, has_aux, what)
     return (y, ty, aux) if has_aux else (y, ty)
 
 
@@ -301,6 +310,11 @@ def hvp(f, x, v):
     # forward has no dead work. Measured (benchmarks/compare.py workload 11, logistic
     # loss d = 2000): 11 -> 8 ms, one pass over the data matrix fewer; 20-25% faster on
     # small functions too (fewer ops).
+    with lending("hvp"):
+        return _hvp(f, x, v)
+
+
+def _hvp(f, x, v):
     what = "hvp"
     check_callable(f, what)
     if not same_structure(x, v):

@@ -32,6 +32,7 @@ from vecjac._src.api.complex_conventions import (HolomorphicCheck, as_real_pairs
 from vecjac._src.api.functional import main_output, gradient_function
 from vecjac._src.core import nest
 from vecjac._src.core.dispatch import apply
+from vecjac._src.core.loans import lending
 from vecjac._src.core.memory import check_fits, chunk_rows
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
@@ -253,6 +254,10 @@ def _jacobian(f, argnums, has_aux, mode, parallel_iterations, progress, what, na
     sizes = {}    # signature -> the output sizes (the memory budget of "fwd")
 
     def jacobian_fn(*args, **kwargs):
+        with lending(what):  # caller arrays kept are read-only until the call returns
+            return _call(args, kwargs)
+
+    def _call(args, kwargs):
         pos = positions(argnums, len(args), what)
         given = args
         args, flat, structures = prepare(named, args, pos, what)
@@ -334,6 +339,10 @@ def batch_jacobian(f, argnums=0, has_aux=False, parallel_iterations=None, progre
     argnums, has_aux = _check_common(f, argnums, has_aux, parallel_iterations, progress, what)
 
     def batch_jacobian_fn(*args, **kwargs):
+        with lending(what):
+            return _call(args, kwargs)
+
+    def _call(args, kwargs):
         pos = positions(argnums, len(args), what)
         for k in pos:  # before prepare records anything on outer tapes
             for leaf in nest.flatten(args[k]):

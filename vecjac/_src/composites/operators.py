@@ -5,8 +5,10 @@ its operators (+, *, @, <, [] ...); tensor_methods.py gives it NumPy's ndarray m
 Variable shares them: each reads the variable's value first (a read that tapes watching
 accessed variables see).
 """
+import numpy as np
+
 from vecjac._src.core.dispatch import apply
-from vecjac._src.core.tensor import Tensor
+from vecjac._src.core.tensor import BorrowedTensor, Tensor
 from vecjac._src.core.variables import Variable
 from vecjac._src.ops.array import indexing as _i
 from vecjac._src.ops.elementwise import arithmetic as _m
@@ -38,6 +40,17 @@ def _matmul(x, y):
     return _lin.matmul(x, y)
 
 
+def _rmatmul(x, y):
+    """y @ x for a plain ndarray y (`X @ w` arrives here through __array_ufunc__): a
+    matrix times a plain vector or matrix goes straight to the op, as in _matmul, with y
+    read in place (the BorrowedTensor the public function's conversion would make)."""
+    if type(y) is np.ndarray and type(x) is Tensor and y.ndim == 2 and \
+            0 < len(x.shape) <= 2 and y.shape[1] == x.shape[0] and \
+            y.dtype.kind in "biuf" and x.dtype.kind in "biuf":
+        return apply(_lin.MatVec if len(x.shape) == 1 else _lin.MatMul, BorrowedTensor(y), x)
+    return _lin.matmul(y, x)
+
+
 def _item(x, key):
     """x[key]; x[i] of a plain Tensor (an ODE state's component) goes straight to the op."""
     if type(key) is int and type(x) is Tensor and x.shape and -x.shape[0] <= key < x.shape[0]:
@@ -56,7 +69,7 @@ _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
     "__mod__": lambda x, y: _m.floormod(x, y), "__rmod__": lambda x, y: _m.floormod(y, x),
     "__pow__": lambda x, y: _m.pow(x, y), "__rpow__": lambda x, y: _m.pow(y, x),
     "__matmul__": _matmul,
-    "__rmatmul__": lambda x, y: _lin.matmul(y, x),
+    "__rmatmul__": _rmatmul,
     "__neg__": lambda x: _m.negative(x), "__pos__": lambda x: x,
     "__abs__": lambda x: _u.abs(x), "__invert__": lambda x: _lo.logical_not(x),
     "__and__": lambda x, y: _lo.logical_and(x, y),

@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from vecjac._src.core import loans
 from vecjac._src.core.context import state
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor, as_array, as_dtype
@@ -47,17 +48,16 @@ def apply(op, *inputs, **attrs):
     if owner is not None:
         return owner.process(op, tensors, attrs)
     if st.tapes and _borrows(tensors) and _recorded(op, tensors):
-        # the tape will keep its own copy of the caller's array: make it now and compute
-        # on it, while it is in cache (1000 x 1000 matvec: the forward read 3x faster)
-        tensors = unborrow(tensors)
+        # a tape will keep the caller's array: lent inside a transformed call, else its
+        # copy (made now, so that the forward reads it from cache)
+        tensors = keep(tensors)
     out = op.forward(*[t._value for t in tensors], **attrs)
     if op.n_outputs == 1:  # the common case, without building a tuple
-        out = own_output(out if type(out) is np.ndarray else np.asarray(out), tensors)
-        result = Tensor(out)
+        result = own_output(out if type(out) is np.ndarray else np.asarray(out), tensors)
         if st.tapes or st.observers:
             _after_forward(op, tensors, (result,), attrs)
         return result
-    outputs = tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
+    outputs = tuple([own_output(np.asarray(o), tensors) for o in out])
     if st.tapes or st.observers:
         _after_forward(op, tensors, outputs, attrs)
     return outputs
@@ -77,7 +77,7 @@ def _after_forward(op, tensors, outputs, attrs):
     st = state
     for observer in st.observers:
         observer.after_forward(op, tensors, outputs, attrs)
-    for tape in st.tapes:  # (apply() copied borrowed inputs if a tape will keep them)
+    for tape in st.tapes:  # (apply() lent or copied borrowed inputs a tape will keep)
         tape.after_forward(op, tensors, outputs, attrs)
 
 
@@ -85,22 +85,44 @@ lib.apply = apply  # Op.__call__ and the rules reach apply through the library n
 
 
 def own_output(out, tensors):
-    """`out` (an op's output array), copied when it may share memory with a caller's array
-    (a BorrowedTensor input): Tensors never alias memory the caller can write to."""
+    """The Tensor of `out` (an op's output array), which never aliases memory the caller
+    can write to. When it may share memory with a caller's array (a BorrowedTensor
+    input): inside a transformed call (a loan, core/loans.py; no observer) a
+    BorrowedTensor lent like that input, read-only until the call ends and copied if it
+    outlives it (a backward pass transposes a recorded matrix); else a copy."""
     for t in tensors:
         if type(t) is BorrowedTensor and np.may_share_memory(out, t._value):
-            return out.copy()
-    return out
+            loan = loans.current()
+            if loan is not None and not state.observers and loan.lend(t):
+                return loan.track(BorrowedTensor(out))
+            return Tensor(out.copy())
+    return Tensor(out)
 
 
 def unborrow(tensors):
     """`tensors` with every BorrowedTensor replaced by a copy of its value under the same
-    id: what outlives the call (a tape entry, a captured constant) owns its memory."""
+    id: what outlives the call (a captured constant, a tape's entry outside a transformed
+    call) owns its memory."""
     for t in tensors:
         if type(t) is BorrowedTensor:
             return tuple([Tensor(x._value.copy(), x._tid) if type(x) is BorrowedTensor
                           else x for x in tensors])
     return tensors
+
+
+def keep(tensors):
+    """`tensors` as a tape keeps them: inside a transformed call (a loan, core/loans.py)
+    each BorrowedTensor is lent, its caller array read-only until the call ends; outside,
+    or when its memory cannot be protected, replaced by a copy under the same id."""
+    loan = loans.current()
+    if loan is None:
+        return unborrow(tensors)
+    kept = None
+    for k, t in enumerate(tensors):
+        if type(t) is BorrowedTensor and not loan.lend(t):
+            kept = kept or list(tensors)
+            kept[k] = Tensor(t._value.copy(), t._tid)
+    return tensors if kept is None else tuple(kept)
 
 
 def _borrows(tensors):
@@ -122,10 +144,10 @@ def _recorded(op, inputs, above=0):
 
 def record(op, inputs, outputs, attrs, above=0):
     """Tell every tape newer than level `above` that `op` ran (`after_forward`): each
-    records it if it follows an input. Borrowed inputs are copied first, once for all
-    the tapes, when one of them will keep them (apply() has done so already)."""
+    records it if it follows an input. Borrowed inputs are lent or copied first (`keep`),
+    once for all the tapes, when one of them will keep them (apply() has done so already)."""
     if _borrows(inputs) and _recorded(op, inputs, above):
-        inputs = unborrow(inputs)
+        inputs = keep(inputs)
     for tape in state.tapes:
         if tape.level > above:
             tape.after_forward(op, inputs, outputs, attrs)

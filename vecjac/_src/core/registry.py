@@ -52,6 +52,7 @@ class Op:
     value_and_derivative = None  # x -> (y, dy/dx) in one pass (sin, cos)
     stacked_attrs = None    # layout ops: attrs for all pfor iterations stacked on axis 0
     stacked_forward = None  # (cx, *Tensors, **attrs) -> all iterations' output, or None
+    note_primal = None      # (inputs, output): facts a primal proves (forward mode's fast path)
     checked_converter = True  # set by @register: pfor checks non-built-in converters
     # -- facts for vj.function's replay compiler (read only for built-in ops)
     inplace_ufunc = None    # the forward is exactly this NumPy ufunc: may write with out=

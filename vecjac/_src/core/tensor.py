@@ -179,11 +179,37 @@ class Tensor:
 class BorrowedTensor(Tensor):
     """A Tensor over a caller's ndarray passed as an operand of a multi-input op (`A` in
     `vj.linalg.matvec(A, x)`), without the copy that `vj.constant` makes: copying a large
-    constant matrix on every call costs more than the op. It never outlives the call with
-    the caller's memory: a tape that records it, plan capture, and an op output that is a
-    view of it get a copy first (vecjac/_src/core/dispatch.py: `unborrow`, `own_output`)."""
+    constant matrix on every call costs more than the op. It never outlives a call with
+    the caller's memory writeable: inside a transformed call (vj.grad, vj.hvp,
+    vj.jacobian ...) what keeps it (a tape's entry, a loop value that is a view of it) is
+    lent, the array read-only until the call ends, and given a copy of its own if it
+    outlives the call (vecjac/_src/core/loans.py); elsewhere it is copied first
+    (vecjac/_src/core/dispatch.py: `keep`, `own_output`). Its value leaves vecjac as a
+    copy (`numpy()`, `np.asarray`): a view would show the caller's later writes."""
 
     __slots__ = ()
+
+    def numpy(self):
+        if state.stack:
+            value_read(self, "numpy")
+        v = self._value.copy()
+        v.flags.writeable = False
+        return v
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("a Tensor over a caller's array cannot become an array without "
+                             "a copy (copy=False)")
+        if state.stack:
+            value_read(self, "__array__" if dtype is None or np.dtype(dtype).kind not in "biu"
+                       else INTEGRAL_ARRAY)
+        v = self._value
+        if dtype is not None and v.dtype != dtype:
+            return v.astype(dtype)
+        v = v.copy()
+        if not copy:
+            v.flags.writeable = False
+        return v
 
 
 def _check_numeric(array, name, value=None):
@@ -217,8 +243,8 @@ def as_array(value, dtype=None, name="value"):
     Never the caller's memory: an ndarray (or anything whose conversion may share memory
     with it) is copied, so that a later write into the caller's array cannot change a
     Tensor or a recorded gradient. A Tensor's own value is immutable and not copied."""
-    if isinstance(value, Tensor):
-        arr, fresh = value._value, True
+    if isinstance(value, Tensor):  # immutable, unless over a caller's memory
+        arr, fresh = value._value, type(value) is not BorrowedTensor
     else:
         try:
             arr = np.asarray(value)

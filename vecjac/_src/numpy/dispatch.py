@@ -316,6 +316,11 @@ _ACCUMULATE = {np.add: "cumsum", np.multiply: "cumprod"}
 
 def array_ufunc(ufunc, method, inputs, kwargs):
     """Tensor.__array_ufunc__: run a NumPy ufunc (or its reduce/accumulate/outer) in vecjac."""
+    if not kwargs and method == "__call__" and type(inputs[0]) is np.ndarray and \
+            len(inputs) == 2:  # ndarray <op> Tensor (X @ w), the commonest: as below
+        refl = _REFLECTED.get(ufunc)
+        if refl is not None:
+            return getattr(inputs[1], refl)(inputs[0])
     name = f"np.{ufunc.__name__}"
     _check_out(name, kwargs)
     if method == "at":

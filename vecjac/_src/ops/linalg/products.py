@@ -26,7 +26,8 @@ from vecjac._src.ops.array.shaping import Transpose, expand_dims, reshape, squee
 from vecjac._src.ops.elementwise.arithmetic import multiply, unbroadcast
 from vecjac._src.transforms.forward.rules import multilinear
 from vecjac._src.transforms.pfor.structured import (OuterStacked, finite, is_identity, is_onehot,
-                                                    note_finite_product, unravel)
+                                                    note_finite_matvec, note_finite_product,
+                                                    unravel)
 from vecjac._src.transforms.sparsity import patterns
 
 __all__ = ["matmul", "matrix_transpose"]  # einsum, tensordot: einsum_ops.py
@@ -196,6 +197,11 @@ class MatVec(Op):
                 and not b.lead and finite(a)):
             return NotImplemented
         return apply(lib.ScaledRows, apply(Transpose, a, perm=(1, 0)), b.d, idx=b.pos)
+
+    def note_primal(self, inputs, output):
+        a, b = inputs
+        if a.ndim == 2 and b.ndim == 1 and b._pfor is None:
+            note_finite_matvec(a, b, output)
 
     def stacked_forward(self, cx, a, b):
         # a plain matrix against stacked vectors: forward's one GEMM already covers

@@ -227,6 +227,8 @@ class ForwardAccumulator(Transform):
         y = Tensor(value if type(value) is np.ndarray else np.asarray(value))
         t = self._tangents[x._tid]
         factor = Tensor(factor if type(factor) is np.ndarray else np.asarray(factor))
+        if type(x) is BorrowedTensor:  # a lent view (a loop's result): nothing aliases it
+            y, factor = own_output(y._value, (x,)), own_output(factor._value, (x,))
         loop = t._pfor
         # apply() would hand the product to the tangent's loop (jacfwd): nothing else can
         # see it, this accumulator being hidden and alone
@@ -254,8 +256,8 @@ class ForwardAccumulator(Transform):
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
             out = out if type(out) is np.ndarray else np.asarray(out)
-            return Tensor(own_output(out, tensors) if borrowed else out)
-        return tuple([Tensor(own_output(np.asarray(o), tensors)) for o in out])
+            return own_output(out, tensors) if borrowed else Tensor(out)
+        return tuple([own_output(np.asarray(o), tensors) for o in out])
 
     def _push_tangent(self, op, tensors, o, attrs, fast=False):
         """The tangent of an op's one output `o` (most ops: no loop over outputs)."""
@@ -266,8 +268,11 @@ class ForwardAccumulator(Transform):
         if not op.complex_rules:
             refuse_complex_entry(op, [t for t, dt in zip(tensors, tangents) if dt is not None],
                                  (o,), "ForwardAccumulator")
-        dt = _one_term(op, tensors, tangents, attrs) if fast and \
-            type(op).jvp is multilinear else None
+        dt = None
+        if fast and type(op).jvp is multilinear:
+            if op.note_primal is not None:  # (MatVec: a finite product, a finite matrix)
+                op.note_primal(tensors, o)
+            dt = _one_term(op, tensors, tangents, attrs)
         if dt is None:
             entry = Entry(op, tensors, (o,), attrs)
             rule = op.jvp

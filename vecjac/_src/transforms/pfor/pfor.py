@@ -151,21 +151,21 @@ class PFor(Transform):
         None when it does not apply (the converter runs as usual)."""
         if not alone(self):
             return None
-        rank, values = 0, []
+        rank, values, borrowed = 0, [], []
         low = high = -1  # the lowest and highest per-iteration rank of stacked inputs
         for t in tensors:
-            if type(t) is StackedTensor and t._pfor is self and type(t._plain) is Tensor:
-                v = t._plain._value
-                r = v.ndim - 1
-                if low < 0 or r < low:
-                    low = r
-                if r > high:
-                    high = r
-            elif type(t) is Tensor or type(t) is BorrowedTensor:  # the output is fresh
-                v = t._value
-                r = v.ndim
-            else:
+            stacked = type(t) is StackedTensor and t._pfor is self
+            if stacked:
+                t = t._plain
+            if type(t) is BorrowedTensor:  # a caller's array, or a lent view of one
+                borrowed.append(t)
+            elif type(t) is not Tensor:
                 return None
+            v = t._value
+            r = v.ndim - stacked
+            if stacked:
+                low = r if low < 0 or r < low else low
+                high = r if r > high else high
             values.append(v)
             if r > rank:
                 rank = r
@@ -177,9 +177,9 @@ class PFor(Transform):
                                           v.shape[1:])
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
-            return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)),
-                                 self)
-        return tuple([StackedTensor(Tensor(np.asarray(o)), self) for o in out])
+            out = out if type(out) is np.ndarray else np.asarray(out)
+            return StackedTensor(own_output(out, borrowed) if borrowed else Tensor(out), self)
+        return tuple([StackedTensor(own_output(np.asarray(o), borrowed), self) for o in out])
 
     def _layout_fast(self, op, tensors, attrs):
         """A layout op (getitem, stack, transpose) on plain stacked inputs only, when no
@@ -188,14 +188,15 @@ class PFor(Transform):
         when it does not apply."""
         if not alone(self):
             return None
-        values = []
+        plain = []
         for t in tensors:
-            if type(t) is not StackedTensor or t._pfor is not self or \
-                    type(t._plain) is not Tensor:
+            if type(t) is not StackedTensor or t._pfor is not self or (
+                    type(t._plain) is not Tensor and type(t._plain) is not BorrowedTensor):
                 return None
-            values.append(t._plain._value)
-        out = op.forward(*values, **op.stacked_attrs(**attrs))
-        return StackedTensor(Tensor(out if type(out) is np.ndarray else np.asarray(out)), self)
+            plain.append(t._plain)
+        out = op.forward(*[t._value for t in plain], **op.stacked_attrs(**attrs))
+        return StackedTensor(own_output(out if type(out) is np.ndarray else np.asarray(out),
+                                        plain), self)  # (views of a lent view: lent)
 
     def _batched_fast(self, op, tensors, attrs):
         """An op whose forward vectorizes by itself (`stacked_forward`: MatVec with a
@@ -206,19 +207,17 @@ class PFor(Transform):
             return None
         plain, stacked = [], []
         for t in tensors:
-            if type(t) is StackedTensor and t._pfor is self and type(t._plain) is Tensor:
-                plain.append(t._plain)
-                stacked.append(True)
-            elif type(t) is Tensor or type(t) is BorrowedTensor:
-                plain.append(t)
-                stacked.append(False)
-            else:
+            s = type(t) is StackedTensor and t._pfor is self
+            t = t._plain if s else t
+            if type(t) is not Tensor and type(t) is not BorrowedTensor:
                 return None
+            plain.append(t)
+            stacked.append(s)
         out = op.stacked_forward(ConvertContext(self, stacked), *plain, **attrs)
         if out is None:
             return None
-        out = own_output(out if type(out) is np.ndarray else np.asarray(out), tensors)
-        return StackedTensor(Tensor(out), self)
+        out = own_output(out if type(out) is np.ndarray else np.asarray(out), plain)
+        return StackedTensor(out, self)  # (a view of a caller's matrix: lent or copied)
 
     @contextlib.contextmanager
     def reopened(self):

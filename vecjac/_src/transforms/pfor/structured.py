@@ -207,10 +207,15 @@ def finite(t):
     value_read(t, "internal", _all_finite)  # vj.function re-checks it at every replay
     known = _finite_cache.get(t._tid)
     if known is None or known[0]() is not v:
-        if len(_finite_cache) > 256:
-            _finite_cache.clear()
-        known = _finite_cache[t._tid] = (weakref.ref(v), _all_finite(v))
+        known = _remember(t, _all_finite(v))
     return known[1]
+
+
+def _remember(t, ok):
+    if len(_finite_cache) > 256:
+        _finite_cache.clear()
+    known = _finite_cache[t._tid] = (weakref.ref(t._value), ok)
+    return known
 
 
 def note_finite_product(matrix, vector, product):
@@ -220,7 +225,19 @@ def note_finite_product(matrix, vector, product):
     the check's pass over it (MatVec's gradient knows its forward's output)."""
     if matrix.size >= 65536 and vector.size and _all_finite(vector._value) and \
             _all_finite(product._value):
-        _finite_cache[matrix._tid] = (weakref.ref(matrix._value), True)
+        _remember(matrix, True)
+
+
+def note_finite_matvec(matrix, vector, product):
+    """As note_finite_product, for forward mode's primal matrix @ vector (MatVec's
+    note_primal), when the product and the vector are much smaller than the matrix and
+    the vector has no zero (a BLAS may skip the column of a zero, and 0 * inf would not
+    show): jacfwd's stacked_forward then reads A's columns without its own pass over A
+    (a caller's array has no cached check: each call sees a new Tensor)."""
+    v = vector._value
+    if matrix.size >= 4 * (v.size + product.size) and v.size and v.all() and \
+            _all_finite(v) and _all_finite(product._value):
+        _remember(matrix, True)
 
 
 def _all_finite(v):
