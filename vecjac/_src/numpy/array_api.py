@@ -16,7 +16,7 @@ that are Python builtins (abs, all, any, bool, max, min, pow, round, sum) shadow
 The `linalg` extension is `xp.linalg` (array_api_linalg.py). Complex dtypes compute but are
 not differentiated (transforms refuse them). Not here: the `fft` extension (vecjac has no
 complex derivatives yet); in-place item assignment (`x[i] = v`: Tensors are
-immutable, as JAX arrays are).
+immutable, as JAX arrays are; `x = x.at[i].set(v)` is the functional form).
 """
 import math
 
