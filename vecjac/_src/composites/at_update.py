@@ -91,18 +91,17 @@ class IndexedUpdate:
         x, pos, v = _prepare(self, "set", values)
         if x.size == 0 or _size(pos) == 0:
             return x
-        flat = reshape(x, (x.size,))
-        v = reshape(v, (_size(pos),))
+        flat, v = _flat(x), _flat(v)
         if isinstance(pos, np.ndarray):
             pos = pos.reshape(-1)
-            keep = _last_of_each(pos)
+            keep = None if _basic(self._idx) else _last_of_each(pos)
             if keep is not None:
                 pos, v = pos[keep], gather(v, keep)
             out = apply(ScatterUpdate, flat, v, Tensor(pos), axis=0, batch_dims=0, unique=True)
         else:  # positions varying over a pfor loop: the op keeps the last per iteration
-            pos = reshape(pos, (v.shape[0],))
-            out = apply(ScatterUpdate, flat, v, pos, axis=0, batch_dims=0, unique=False)
-        return reshape(out, x.shape)
+            out = apply(ScatterUpdate, flat, v, _flat(pos), axis=0, batch_dims=0,
+                        unique=False)
+        return out if x.ndim == 1 else reshape(out, x.shape)
 
     def add(self, values):
         """x with `values` added at x[idx], every occurrence of a repeated index counted
@@ -111,10 +110,10 @@ class IndexedUpdate:
         x, pos, v = _prepare(self, "add", values)
         if x.size == 0 or _size(pos) == 0:
             return x
-        m = _size(pos)
-        pos = Tensor(pos.reshape(-1)) if isinstance(pos, np.ndarray) else reshape(pos, (m,))
-        added = apply(GatherGrad, reshape(v, (m,)), pos, shape=(x.size,), axis=0, batch_dims=0)
-        return reshape(_m.add(reshape(x, (x.size,)), added), x.shape)
+        pos = Tensor(pos.reshape(-1)) if isinstance(pos, np.ndarray) else _flat(pos)
+        added = apply(GatherGrad, _flat(v), pos, shape=(x.size,), axis=0, batch_dims=0)
+        out = _m.add(_flat(x), added)
+        return out if x.ndim == 1 else reshape(out, x.shape)
 
     def multiply(self, values):
         """x with x[idx] multiplied by `values` (a repeated index: by all of its values,
@@ -149,6 +148,18 @@ def _tensor(x, method):
     return to_input(x, fn=f"x.at[idx].{method}", arg="x")
 
 
+def _flat(t):
+    return t if len(t.shape) == 1 else reshape(t, (math.prod(t.shape),))
+
+
+def _basic(idx):
+    """Whether idx is a basic index (ints, slices, Ellipsis, None): its elements are
+    distinct, so no index repeats."""
+    return all(k is None or k is Ellipsis or isinstance(k, (int, np.integer, slice))
+               and not isinstance(k, bool)
+               for k in (idx if isinstance(idx, tuple) else (idx,)))
+
+
 def _size(pos):
     return pos.size if isinstance(pos, np.ndarray) else math.prod(pos.shape)
 
@@ -171,19 +182,19 @@ def _combine(ref, method, values, segment_reduce, op):
     if method == "divide" and x.dtype.kind not in "fc":
         raise TypeError(f"x.at[idx].divide: x has the integer dtype {x.dtype}, which cannot "
                         "hold quotients; cast x first (x.astype(float))")
-    flat = reshape(x, (x.size,))
+    flat, v = _flat(x), _flat(v)
     m = _size(pos)
-    v = reshape(v, (m,))
     if isinstance(pos, np.ndarray):
         pos = pos.reshape(-1)
-        places, inverse = np.unique(pos, return_inverse=True)
-        if places.size < pos.size:
-            _no_complex(v, method)
-            v = segment_reduce(v, Tensor(inverse.reshape(-1)), places.size)
-            pos = places
+        if not _basic(ref._idx):
+            places, inverse = np.unique(pos, return_inverse=True)
+            if places.size < pos.size:
+                _no_complex(v, method)
+                v = segment_reduce(v, Tensor(inverse.reshape(-1)), places.size)
+                pos = places
         pos, unique = Tensor(pos), True
     else:  # varying over a pfor loop: a repeated place gets the reduction of all of its
-        pos = reshape(pos, (m,))  # values at every one of its occurrences
+        pos = _flat(pos)  # values at every one of its occurrences
         value_read(pos, "internal")
         rows = pos._value.reshape(-1, m)
         if m > 1 and (np.diff(np.sort(rows, axis=1), axis=1) == 0).any():
@@ -192,7 +203,7 @@ def _combine(ref, method, values, segment_reduce, op):
         unique = False
     new = op(gather(flat, pos), v)
     out = apply(ScatterUpdate, flat, new, pos, axis=0, batch_dims=0, unique=unique)
-    return reshape(out, x.shape)
+    return out if x.ndim == 1 else reshape(out, x.shape)
 
 
 def _no_complex(v, method):

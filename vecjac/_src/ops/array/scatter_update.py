@@ -37,6 +37,10 @@ __all__ = ["scatter_update"]
 
 def _scatter_update_np(x, updates, indices, axis, batch_dims, unique):
     shape = x.shape
+    if len(shape) == 1 and (unique or indices.size < 2):  # x.at[...] of a 1-d x: the usual
+        out = np.array(x)
+        out[indices.reshape(-1)] = updates.reshape(-1)
+        return out
     nb = math.prod(shape[:batch_dims])
     pre, n, post = math.prod(shape[batch_dims:axis]), shape[axis], math.prod(shape[axis + 1:])
     m = math.prod(indices.shape[batch_dims:])
