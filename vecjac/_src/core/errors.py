@@ -166,9 +166,11 @@ def at_rewrite(stmt):
 
 
 def tensor_item_assignment():
-    """The message of `x[idx] = v` (and `x[idx] += v`, ...) on a Tensor."""
+    """The message of `x[idx] = v` (and `x[idx] += v`, ...) on a Tensor. The line is
+    rewritten only when the caller's own code assigns (not a library it called)."""
     frame, _ = _user_frame()
-    rewrite = at_rewrite(_subscript_assignment(frame))
+    caller = sys._getframe(2)  # the frame that ran the assignment (Tensor.__setitem__'s)
+    rewrite = at_rewrite(_subscript_assignment(frame)) if frame is caller else None
     here = f" Here: `{rewrite}`." if rewrite else ""
     return ("vj.Tensor does not support item assignment: a Tensor is immutable (tapes hold "
             "references to it), and `x[idx] = v` could not give the name x a new value "
