@@ -14,6 +14,10 @@ def test_demo_runs_and_converges():
         assert section in text
     assert "[[802. 400.]" in text  # the Rosenbrock Hessian at (-1, 1), closed form
     assert "x = [1. 1.]" in text   # Newton converges to the minimum
+    losses = [float(line.split("f = ")[1].split()[0]) for line in text.splitlines()
+              if line.startswith("step ")]
+    assert losses and all(b <= a for a, b in zip(losses, losses[1:]))  # never jumps up
+    assert "RuntimeWarning" not in out.stderr
     assert time.perf_counter() - start < 30  # generous: the issue asks < 5 s
 
 

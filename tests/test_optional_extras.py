@@ -34,3 +34,14 @@ def test_vj_dask_without_the_extra_names_it():
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert "pip install vecjac[dask]" in out.stdout
+
+
+def test_ci_installs_the_peers_the_conformance_tests_compare_against():
+    """tests/conformance/test_against_{jax,jax_forward,tf}.py skip without JAX and
+    TensorFlow: the `peers` extra names them (not torch) and .ci/run installs it."""
+    with open(os.path.join(ROOT, "pyproject.toml")) as f:
+        text = f.read()
+    line = next(line for line in text.splitlines() if line.startswith("peers = "))
+    assert '"jax"' in line and '"tensorflow-cpu"' in line and "torch" not in line
+    with open(os.path.join(ROOT, ".ci", "run")) as f:
+        assert 'pip install -q -e ".[test,peers]"' in f.read()

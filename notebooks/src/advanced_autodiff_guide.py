@@ -260,9 +260,10 @@ _ = layer1.kernel.assign_sub(vj.reshape(update, layer1.kernel.shape))
 # leaves to "careful concatenation and slicing". vecjac does it for you:
 # `vj.flat_hessian(loss_fn, variables)` returns the `(n, n)` matrix over every variable,
 # `vj.unflatten_like(variables)` splits a flat vector back into the variables' shapes, and
-# `vj.newton_step(loss_fn, variables)` applies one damped Newton update to all of them.
-# On a least-squares loss (a linear layer, kernel and bias together) the loss is
-# quadratic, so one undamped Newton step lands exactly on the minimum.
+# `vj.newton_step(loss_fn, variables)` applies one Newton update to all of them (undamped
+# where the Hessian is positive definite and the step lowers the loss, Levenberg-damped
+# where not). On a least-squares loss (a linear layer, kernel and bias together) the loss
+# is quadratic, so one undamped Newton step lands exactly on the minimum.
 # (`newton_optimization.ipynb` optimizes non-quadratic losses this way.)
 
 # %%

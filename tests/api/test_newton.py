@@ -166,7 +166,7 @@ def test_flat_hessian_and_newton_bad_inputs():
     with pytest.raises(TypeError, match="share one dtype.*float32, float64"):
         vj.flat_hessian(f, [x, vj.Variable(np.ones(2, np.float32))])
     for bad in (-1.0, float("nan"), "big", True):
-        with pytest.raises(ValueError, match="damping must be a finite number >= 0"):
+        with pytest.raises(ValueError, match="damping must be 'auto' or a finite number >= 0"):
             vj.newton_step(f, [x], damping=bad)
     with pytest.raises(ValueError, match="method must be 'auto', 'solve' or 'cg'"):
         vj.newton_step(f, [x], method="lbfgs")
@@ -193,3 +193,148 @@ def test_newton_step_refuses_non_finite_values_and_leaves_the_variables(method, 
     with pytest.raises(ValueError, match=f"newton_step: the {name} is not finite"):
         vj.newton_step(lambda: loss(x), [x], method=method)
     np.testing.assert_array_equal(x.numpy(), [0.0, 2.0])
+
+
+# -- damping="auto" (the default) -----------------------------------------------------------
+LOGISTIC_DATA = np.random.default_rng(5).standard_normal((60, 4)) * [1.0, 3.0, 0.5, 2.0]
+LOGISTIC_LABELS = (LOGISTIC_DATA @ [0.5, -1.0, 2.0, 0.3]
+                   + np.random.default_rng(6).standard_normal(60) > 0).astype(float)
+L2 = 0.05
+
+
+def _logistic_numpy(theta):
+    """Gradient and Hessian of the regularized mean log-loss, in closed form."""
+    z = LOGISTIC_DATA @ theta
+    p = 1.0 / (1.0 + np.exp(-z))
+    n = len(z)
+    g = LOGISTIC_DATA.T @ (p - LOGISTIC_LABELS) / n + 2 * L2 * theta
+    H = (LOGISTIC_DATA.T * (p * (1 - p))) @ LOGISTIC_DATA / n + 2 * L2 * np.eye(len(theta))
+    return g, H
+
+
+def _quartic_numpy(theta):  # sum (t - 1)^4 + t^2 + t0 t1: strictly convex
+    g = 4 * (theta - 1) ** 3 + 2 * theta + np.array([theta[1], theta[0], 0.0])
+    H = np.diag(12 * (theta - 1) ** 2 + 2) + np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0.0]])
+    return g, H
+
+
+def _logistic_vj(theta):
+    z = vj.linalg.matvec(vj.constant(LOGISTIC_DATA), theta)
+    return vj.reduce_mean(vj.nn.softplus(z) - LOGISTIC_LABELS * z) + \
+        L2 * vj.reduce_sum(theta ** 2)
+
+
+def _quartic_vj(theta):
+    return vj.reduce_sum((theta - 1.0) ** 4 + theta ** 2) + theta[0] * theta[1]
+
+
+CONVEX = {"logistic": (_logistic_numpy, _logistic_vj, np.zeros(4)),
+          "quartic": (_quartic_numpy, _quartic_vj, np.array([3.0, -2.0, 0.5]))}
+
+
+def _plain_newton(derivatives, x0, iters):
+    """Newton's iterates with an exact solve (numpy.linalg.solve), no damping."""
+    xs = [np.array(x0, dtype=float)]
+    for _ in range(iters):
+        g, H = derivatives(xs[-1])
+        xs.append(xs[-1] - np.linalg.solve(H, g))
+    return xs
+
+
+@pytest.mark.parametrize("name", sorted(CONVEX))
+def test_auto_damping_takes_plain_newton_steps_on_a_convex_problem(name):
+    """Strictly convex: the default takes the undamped steps, so it needs exactly as many
+    iterations to 1e-12 as plain Newton with an exact solve, and the error contracts
+    quadratically near the solution (e_{k+1} / e_k^2 bounded)."""
+    derivatives, loss, x0 = CONVEX[name]
+    x_star = _plain_newton(derivatives, x0, 60)[-1]
+    assert np.linalg.norm(derivatives(x_star)[0]) < 1e-14
+    plain = _plain_newton(derivatives, x0, 30)
+    plain_errors = [np.linalg.norm(x - x_star) for x in plain]
+    plain_count = next(k for k, e in enumerate(plain_errors) if e < 1e-12)
+    theta = vj.Variable(x0)
+    errors, steps = [np.linalg.norm(x0 - x_star)], []
+    while errors[-1] >= 1e-12 and len(steps) < 30:
+        steps.append(vj.newton_step(lambda: loss(theta), [theta]))
+        errors.append(np.linalg.norm(theta.numpy() - x_star))
+    assert len(steps) == plain_count, (len(steps), plain_count)
+    assert all(step.damping == 0.0 for step in steps)
+    np.testing.assert_allclose(errors, plain_errors[:len(errors)], rtol=1e-6, atol=1e-13)
+    ratios = [e1 / e0 ** 2 for e0, e1 in zip(errors, errors[1:]) if e0 < 1e-1 and e1 > 1e-14]
+    assert ratios and max(ratios) < 10.0, ratios
+    assert all(b <= a for a, b in zip([s.loss for s in steps], [s.loss for s in steps][1:]))
+
+
+def test_auto_damping_converges_in_fewer_steps_than_fixed_damping():
+    """The old default (damping=1e-3) converges only linearly near the solution."""
+    _, loss, x0 = CONVEX["logistic"]
+    x_star = _plain_newton(_logistic_numpy, x0, 60)[-1]
+
+    def count(**kwargs):
+        theta = vj.Variable(x0)
+        for k in range(60):
+            if np.linalg.norm(theta.numpy() - x_star) < 1e-12:
+                return k
+            vj.newton_step(lambda: loss(theta), [theta], **kwargs)
+    assert count() < count(damping=1e-3)
+
+
+def _rosenbrock(p):
+    return (1.0 - p[0]) ** 2 + 100.0 * (p[1] - p[0] ** 2) ** 2
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"method": "cg"}, {"sparse": True}])
+def test_nonconvex_start_gets_damping_and_lowers_the_loss(kwargs):
+    """At (0, 1) the Rosenbrock Hessian is indefinite (f_xx = -398): the step is damped,
+    and the loss goes down; from there on the loss never rises and Newton reaches (1, 1)."""
+    p = vj.Variable([0.0, 1.0])
+    H = np.array([[2 - 400 * (1.0 - 0.0), 0.0], [0.0, 200.0]])
+    assert np.linalg.eigvalsh(H).min() < 0
+    first = vj.newton_step(lambda: _rosenbrock(p), [p], **kwargs)
+    assert first.damping > 0
+    assert float(_rosenbrock(p)) < first.loss == 101.0
+    losses = [first.loss]
+    for _ in range(60):
+        losses.append(vj.newton_step(lambda: _rosenbrock(p), [p], **kwargs).loss)
+        if losses[-1] < 1e-24:
+            break
+    assert all(b <= a for a, b in zip(losses, losses[1:]))
+    np.testing.assert_allclose(p.numpy(), [1.0, 1.0], atol=1e-10)
+
+
+def test_fixed_damping_warns_with_the_numbers_when_the_loss_rises():
+    """Pure Newton from (-1.2, 1) jumps out of Rosenbrock's valley at step 2 (4.73 to
+    1.4e3): the explicit damping is kept, with a RuntimeWarning giving both losses."""
+    p = vj.Variable([-1.2, 1.0])
+    vj.newton_step(lambda: _rosenbrock(p), [p], damping=0.0)
+    with pytest.warns(RuntimeWarning, match=r"raised the loss from 4\.73188 to 1411\.85 "
+                                            r"\(damping 0, \|d\| = 4\.95"):
+        step = vj.newton_step(lambda: _rosenbrock(p), [p], damping=0.0)
+    assert step.damping == 0.0 and float(_rosenbrock(p)) > 1e3  # the step was taken
+    q = vj.Variable([-1.2, 1.0])
+    losses = []
+    for _ in range(3):  # the default never raises it
+        losses.append(vj.newton_step(lambda: _rosenbrock(q), [q]).loss)
+    assert losses[2] < losses[1] < losses[0]
+
+
+def test_fixed_damping_step_is_the_damped_solve():
+    p = vj.Variable([-1.2, 1.0])
+    x, y = -1.2, 1.0
+    g = np.array([-2 * (1 - x) - 400 * x * (y - x * x), 200 * (y - x * x)])
+    H = np.array([[2 - 400 * (y - 3 * x * x), -400 * x], [-400 * x, 200.0]])
+    step = vj.newton_step(lambda: _rosenbrock(p), [p], damping=1e-3)
+    np.testing.assert_allclose(p.numpy(), [x, y] - np.linalg.solve(H + 1e-3 * np.eye(2), g),
+                               rtol=1e-12)
+    assert step.damping == 1e-3
+
+
+def test_auto_damping_replays_in_a_function_as_eager():
+    """vj.function replays the damping decisions (guards): the same iterates."""
+    p1, p2 = vj.Variable([-1.2, 1.0]), vj.Variable([-1.2, 1.0])
+    traced = vj.function(lambda: vj.newton_step(lambda: _rosenbrock(p2), [p2]).damping)
+    for _ in range(25):
+        eager = vj.newton_step(lambda: _rosenbrock(p1), [p1]).damping
+        assert float(traced()) == eager
+        np.testing.assert_array_equal(p2.numpy(), p1.numpy())
+    np.testing.assert_allclose(p1.numpy(), [1.0, 1.0], atol=1e-10)

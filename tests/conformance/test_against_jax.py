@@ -1,6 +1,8 @@
 """Differential checks against JAX in float64: Jacobians and Hessians of the same
 functions written once with vecjac and once with jax.numpy. Skipped where JAX is not
-installed (it is not a dependency; `pip install jax` to run them)."""
+installed (it is not a dependency; `pip install -e ".[peers]"` installs it, as CI does).
+JAX's side is one jitted function per case (jax_support.jax_run): in eager mode JAX
+compiles every primitive anew, 1-3 s per Hessian, most of this file's time."""
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ import vecjac as vj
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
+from tests.conformance.jax_support import jax_run  # noqa: E402  (needs jax)
 jnp = jax.numpy
 
 RNG = np.random.default_rng(3)
@@ -58,7 +61,7 @@ CASES = {
 def test_jacobian_matches_jax(name):
     f_vj, f_jax, x = CASES[name]
     ours = vj.jacobian(f_vj)(x).numpy()
-    theirs = np.asarray(jax.jacrev(f_jax)(x))
+    theirs = jax_run(jax.jacrev(f_jax), x)
     np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
@@ -66,7 +69,7 @@ def test_jacobian_matches_jax(name):
 def test_hessian_of_a_scalar_matches_jax(name):
     f_vj, f_jax, x = CASES[name]
     ours = vj.hessian(lambda v: vj.reduce_sum(f_vj(v) ** 2))(x).numpy()
-    theirs = np.asarray(jax.hessian(lambda v: jnp.sum(f_jax(v) ** 2))(x))
+    theirs = jax_run(jax.hessian(lambda v: jnp.sum(f_jax(v) ** 2)), x)
     np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-10)
 
 
@@ -78,5 +81,5 @@ def test_batch_jacobian_matches_vmap_jacrev():
         tape.watch(x)
         y = vj.nn.elu(vj.tanh(x @ w1) @ w2)
     ours = tape.batch_jacobian(y, x).numpy()
-    theirs = np.asarray(jax.vmap(jax.jacrev(lambda v: jax.nn.elu(jnp.tanh(v @ w1) @ w2)))(xs))
+    theirs = jax_run(jax.vmap(jax.jacrev(lambda v: jax.nn.elu(jnp.tanh(v @ w1) @ w2))), xs)
     np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)

@@ -3,7 +3,7 @@ functional API: vj.jvp, vj.linearize, vj.jacfwd, vj.jacobian(mode=...), vj.hessi
 vj.hvp against jax.jvp, jax.linearize, jax.jacfwd, jax.hessian and jvp-of-grad, on one
 table of functions written once with vecjac and once with jax.numpy; then the API
 contract (argnums, has_aux, nests, float32, scalars) and bad input. Skipped where JAX is
-not installed (it is not a dependency; `pip install jax` to run them).
+not installed (it is not a dependency; `pip install -e ".[peers]"` installs it, as CI does).
 
 Inputs sit inside each function's domain and away from kinks (abs, relu, max, sort ties),
 where the two libraries may choose different one-sided derivatives.
@@ -18,6 +18,7 @@ import vecjac as vj
 
 jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
+from tests.conformance.jax_support import jax_run  # noqa: E402  (needs jax)
 jnp = jax.numpy
 jsp = jax.scipy
 
@@ -296,20 +297,7 @@ def _argnums(args):
 
 # JAX references, all at once per case: one jitted function (JAX's eager mode compiles
 # every primitive for every new shape, and takes minutes for this table), compiled with
-# XLA's cheapest settings (compilation, not running, is nearly all of JAX's time here)
-_FAST_COMPILE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True,
-                 "xla_cpu_use_fusion_emitters": False, "xla_cpu_parallel_codegen_split_count": 1}
-
-
-def jax_run(fn, *args):
-    """jax.jit(fn)(*args) as NumPy arrays, compiled with _FAST_COMPILE where the installed
-    XLA knows those options."""
-    lowered = jax.jit(fn).lower(*args)
-    try:
-        compiled = lowered.compile(_FAST_COMPILE)
-    except Exception:  # noqa: BLE001  (an XLA without one of the options)
-        compiled = lowered.compile()
-    return jax.tree_util.tree_map(np.asarray, compiled(*args))
+# XLA's cheapest settings (tests/conformance/jax_support.py: jax_run)
 
 
 LIN_SEEDS = (2, 3, 4)

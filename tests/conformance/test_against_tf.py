@@ -1,6 +1,7 @@
 """Differential checks against TensorFlow (float64 convolutions, float32 pooling, as TF's
 CPU kernels support them): values and gradients of vj.nn's convolutions and pooling
-against tf.nn's. Skipped where TensorFlow is not installed (it is not a dependency)."""
+against tf.nn's. Skipped where TensorFlow is not installed (it is not a dependency;
+`pip install -e ".[peers]"` installs tensorflow-cpu, as CI does)."""
 import itertools
 
 import numpy as np

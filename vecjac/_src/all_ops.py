@@ -12,6 +12,8 @@ from vecjac._src.ops.linalg import (products, einsum, matrix, decomposition,  # 
 from vecjac._src.composites import (norm, control_flow, tf_math, conv, diag,  # noqa: F401
                                     space, scan, operators, tensor_methods)
 from vecjac._src.ops.array import shaping, indexing, creation, layout, onehot  # noqa: F401
+from vecjac._src.ops.array import scatter_update  # noqa: F401
+from vecjac._src.composites import at_update  # noqa: F401
 from vecjac._src.ops.nn import activations, image  # noqa: F401
 from vecjac._src.ops.random import sampling  # noqa: F401
 from vecjac._src.ops.scipy import signal  # noqa: F401

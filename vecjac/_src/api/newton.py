@@ -6,9 +6,9 @@ order for nests) into one vector of length n = sum of their sizes, and the resul
 (n, n) Hessian over that vector. `unflatten_like(variables)` splits a flat vector back
 into the variables' shapes. `newton_step` solves (H + damping I) d = g and applies
 `variable.assign_sub(d_k)`, after checking that the loss, gradient, Hessian and step are
-finite (a NaN step would overwrite every variable).
+finite (a NaN step would overwrite every variable); its solves and its damping policy
+(damping="auto": none while H is positive definite) are in newton_solve.py.
 """
-import importlib
 import math
 import numbers
 import warnings
@@ -17,6 +17,8 @@ from typing import NamedTuple
 import numpy as np
 
 from vecjac._src.api.fn_args import strict
+from vecjac._src.api.newton_solve import (MAX_TRIALS, CGSystem, DenseSystem, SparseSystem,
+                                          no_larger)
 from vecjac._src.api.sparse import variables_hessian
 from vecjac._src.composites.norm import norm
 from vecjac._src.core import nest
@@ -25,10 +27,7 @@ from vecjac._src.core.dispatch import convert_to_tensor
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
 from vecjac._src.core.variables import Variable
-from vecjac._src.ops.array.creation import eye
 from vecjac._src.ops.array.shaping import concat, reshape
-from vecjac._src.ops.elementwise.arithmetic import add, multiply
-from vecjac._src.ops.linalg.matrix import solve
 from vecjac._src.transforms.tape.tape import GradientTape
 
 __all__ = ["flat_hessian", "unflatten_like", "newton_step", "Unflatten", "NewtonStep",
@@ -94,6 +93,7 @@ class NewtonStep(NamedTuple):
     step_norm: float     # ||d||, the step subtracted from the variables
     method: str          # "solve" (dense Hessian) or "cg" (Hessian-free)
     cg_iterations: int   # 0 for "solve"
+    damping: float       # the damping of the step taken (damping="auto": 0 if undamped)
 
 
 def _check_variables(variables, what, need_variables):
@@ -178,23 +178,6 @@ def _check_sparse(sparse, what):
     return bool(sparse)
 
 
-def _sparse_solve(H, g, damping, what):
-    """(H + damping I)^-1 g with a sparse LU factorization (scipy.sparse.linalg)."""
-    sp = importlib.import_module("scipy.sparse")
-    linalg = importlib.import_module("scipy.sparse.linalg")
-    A = (H + damping * sp.eye_array(H.shape[0], dtype=H.dtype, format="csr")).tocsc()
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", linalg.MatrixRankWarning)
-        try:
-            d = linalg.spsolve(A, g)
-        except (RuntimeError, linalg.MatrixRankWarning):
-            d = np.full_like(g, np.nan)
-    if not np.all(np.isfinite(d)):
-        raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
-                         "increase damping")
-    return d
-
-
 def unflatten_like(variables):
     """An `Unflatten` for `variables` (the order and sizes `flat_hessian` uses):
     `unflatten(flat)` splits an (n,) vector into Tensors shaped like the variables, in
@@ -225,62 +208,46 @@ def _check_finite(value, name, what):
                          "entries are NaN or inf); the variables were left unchanged")
 
 
-def _conjugate_gradient(matvec, b, tol, max_iters):
-    """Solve A d = b for symmetric A by CG; stops at negative curvature.
-
-    On negative or zero curvature at the first iteration it returns b itself (a gradient
-    step); later, the iterate so far (still a descent direction).
-    """
-    d = np.zeros_like(b)
-    r = b.copy()
-    p = r.copy()
-    rr = float(r @ r)
-    stop = (tol * np.sqrt(float(b @ b))) ** 2
-    k = 0
-    while k < max_iters and rr > stop:
-        Ap = matvec(p)
-        curvature = float(p @ Ap)
-        if curvature <= 0:
-            if k == 0:
-                d = b.copy()
-            break
-        alpha = rr / curvature
-        d += alpha * p
-        r -= alpha * Ap
-        rr_new = float(r @ r)
-        p = r + (rr_new / rr) * p
-        rr = rr_new
-        k += 1
-    return d, k
-
-
-def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
+def newton_step(loss_fn, variables, damping="auto", method="auto", cg_tol=1e-6,
                 cg_max_iters=None, sparse=False):
-    """Apply one damped Newton update to `variables`: solve (H + damping I) d = g, then
+    """Apply one Newton update to `variables`: solve (H + damping I) d = g, then
     `v.assign_sub(d_v)` for each variable. Returns a `NewtonStep` (loss before the step,
-    gradient norm, step norm, method, CG iterations).
+    gradient norm, step norm, method, CG iterations, the damping used).
 
     H and g are the Hessian and gradient of `loss_fn()` (no arguments, scalar) over all
     variables at once (see `flat_hessian`). `method="auto"` forms H and solves it (LU
     solve, never an inverse) when n <= 2000 parameters (CG_THRESHOLD in
-    vecjac/_src/api/newton.py) and otherwise runs Hessian-free conjugate gradient with Hessian-vector products (memory
-    O(n); `cg_tol` relative residual, at most `cg_max_iters` iterations, default
-    min(n, 200)); "solve" or "cg" force one. `damping` >= 0 (Levenberg style) keeps the
-    system well-posed; a Hessian that is not positive definite needs enough damping to
-    give a descent step (CG stops at negative curvature). `sparse=True` forms the Hessian
-    as a sparse matrix from its detected pattern (see vj.sparse_hessian) and solves with
-    a sparse LU (scipy.sparse.linalg), for any n: large problems with sparse Hessians.
+    vecjac/_src/api/newton.py) and otherwise runs Hessian-free conjugate gradient with
+    Hessian-vector products (memory O(n); `cg_tol` relative residual, at most
+    `cg_max_iters` iterations, default min(n, 200)); "solve" or "cg" force one.
+    `sparse=True` forms the Hessian as a sparse matrix from its detected pattern (see
+    vj.sparse_hessian) and solves with a sparse LU (scipy.sparse.linalg), for any n:
+    large problems with sparse Hessians.
+
+    `damping="auto"` (the default) takes Newton's own step, undamped, whenever the
+    Hessian is positive definite (dense: Cholesky succeeds; sparse: the step is a
+    descent direction; CG: no negative curvature met), so that the iteration converges
+    quadratically near a minimum; otherwise it adds Levenberg damping (1e-3 max|H_ii|,
+    times 10 until the system is positive definite). A step that does not decrease the
+    loss (up to rounding) is undone and retried with ten times the damping, so the loss
+    never rises (one more evaluation of loss_fn per step, and per retry); when no damping
+    helps, the last step stays and a RuntimeWarning gives the numbers. A number
+    `damping` >= 0 is used as it is (Levenberg style: it keeps the system well-posed and
+    shortens the step), and a step that raises the loss warns (RuntimeWarning, with the
+    losses before and after; not inside a vj.function trace).
 
     >>> x = vj.Variable([3.0, -2.0])
-    >>> vj.newton_step(lambda: vj.reduce_sum((x - 1.0) ** 2), [x], damping=0.0).loss
+    >>> vj.newton_step(lambda: vj.reduce_sum((x - 1.0) ** 2), [x]).loss
     13.0
     """
     what = "newton_step"
     leaves = _check_variables(variables, what, need_variables=True)
     sparse = _check_sparse(sparse, what)
-    if (not isinstance(damping, numbers.Real) or isinstance(damping, bool)
-            or not np.isfinite(damping) or damping < 0):
-        raise ValueError(f"{what}: damping must be a finite number >= 0, got {damping!r}")
+    auto = isinstance(damping, str) and damping == "auto"
+    if not auto and (not isinstance(damping, numbers.Real) or isinstance(damping, bool)
+                     or not np.isfinite(damping) or damping < 0):
+        raise ValueError(f"{what}: damping must be 'auto' or a finite number >= 0, got "
+                         f"{damping!r}")
     if method not in ("auto", "solve", "cg"):
         raise ValueError(f"{what}: method must be 'auto', 'solve' or 'cg', got {method!r}")
     if not isinstance(cg_tol, numbers.Real) or isinstance(cg_tol, bool) or not cg_tol > 0:
@@ -296,37 +263,78 @@ def newton_step(loss_fn, variables, damping=1e-3, method="auto", cg_tol=1e-6,
     loss, g, outer = _record_gradient(loss_fn, leaves, what)
     _check_finite(loss, "loss", what)
     _check_finite(g, "gradient", what)
-    iterations = 0
     if method == "solve" and sparse:
-        H = variables_hessian(loss_fn, leaves, outer, g, what)
-        d = Tensor(_sparse_solve(H, g.numpy().astype(unflatten.dtype), damping, what))
+        system = SparseSystem(variables_hessian(loss_fn, leaves, outer, g, what), g,
+                              unflatten.dtype, what)
     elif method == "solve":
         # vecjac ops throughout (a LU solve, never an inverse), so that vj.function
         # replays the whole step
         H = _dense_hessian(outer, g, leaves)
         _check_finite(H, "Hessian", what)
-        A = add(H, multiply(eye(n, dtype=H.dtype), damping)) if damping else H
-        try:
-            d = reshape(solve(A, reshape(g, [n, 1])), [n])
-        except np.linalg.LinAlgError:
-            raise ValueError(f"{what}: the damped Hessian (H + {damping} I) is singular; "
-                             "increase damping") from None
+        system = DenseSystem(H, g, what)
     else:
-        g_np = g.numpy().astype(unflatten.dtype)
-
-        def matvec(p):
-            hv = outer.gradient(g, leaves, output_gradients=Tensor(p.astype(g_np.dtype)),
-                                unconnected_gradients=_ZERO)
-            hv = unflatten.flatten(hv).numpy()
-            _check_finite(hv, "Hessian-vector product", what)
-            return hv + damping * p
         max_iters = min(n, 200) if cg_max_iters is None else int(cg_max_iters)
-        d_np, iterations = _conjugate_gradient(matvec, g_np, float(cg_tol), max_iters)
-        d = Tensor(d_np.astype(unflatten.dtype, copy=False))
+        system = CGSystem(outer, g, leaves, unflatten, float(cg_tol), max_iters,
+                          _check_finite, what)
+    if auto:
+        lam, d = _damped_step(system, loss_fn, loss, leaves, unflatten, what)
+    else:
+        lam, d = damping, system.step(damping)
+        _apply(d, leaves, unflatten, what)
+        if not state.observers:  # a diagnosis, not a decision: eager only
+            _warn_if_raised(loss, _loss_now(loss_fn, what), lam, d, what,
+                            "; damping='auto' (the default) undoes such a step and damps it")
+    iterations = getattr(system, "iterations", 0)
+    report = [loss, norm(g), norm(d)]
+    lam = lam if isinstance(lam, Tensor) else Tensor(np.asarray(lam, loss.dtype))
+    if not state.observers:  # Python numbers, except in a trace (see NewtonStep)
+        report = [float(t.numpy()) for t in report]
+        lam = float(lam.numpy())
+    return NewtonStep(*report, method, iterations, lam)
+
+
+def _apply(d, leaves, unflatten, what):
     _check_finite(d, "Newton step", what)  # e.g. overflow in the solve
     for var, piece in zip(leaves, nest.flatten(unflatten(d))):
         var.assign_sub(piece)
-    report = [loss, norm(g), norm(d)]
-    if not state.observers:  # Python numbers, except in a trace (see NewtonStep)
-        report = [float(t.numpy()) for t in report]
-    return NewtonStep(*report, method, iterations)
+
+
+def _loss_now(loss_fn, what):
+    """loss_fn() at the variables' current values (after a step)."""
+    return convert_to_tensor(loss_fn(), name=f"{what}: loss_fn output")
+
+
+def _damped_step(system, loss_fn, loss, leaves, unflatten, what):
+    """damping="auto": (damping, step) of the first step that does not raise the loss,
+    from the system's initial damping (0 where H is positive definite), ten times more
+    for each retry; the variables hold the step applied."""
+    saved = [v.read_value() for v in leaves]
+    lam = system.initial()
+    for trial in range(MAX_TRIALS):
+        d = system.step(lam)
+        _apply(d, leaves, unflatten, what)
+        new_loss = _loss_now(loss_fn, what)
+        if no_larger(new_loss, loss):
+            return lam, d
+        if trial == MAX_TRIALS - 1:
+            break
+        for var, value in zip(leaves, saved):  # undo, and damp more
+            var.assign(value)
+        lam = system.larger(lam)
+    if not state.observers:
+        _warn_if_raised(loss, new_loss, lam, d, what,
+                        f" even after {MAX_TRIALS} tries, each damped ten times more; the "
+                        "last one stays (a minimum reached up to rounding, or a loss that "
+                        "is not smooth here?)")
+    return lam, d
+
+
+def _warn_if_raised(loss, new_loss, lam, d, what, hint=""):
+    """RuntimeWarning with the numbers when the step raised the loss (beyond rounding)."""
+    if no_larger(new_loss, loss):
+        return
+    before, after = float(loss.numpy()), float(new_loss.numpy())
+    lam = float(lam.numpy()) if isinstance(lam, Tensor) else float(lam)
+    warnings.warn(f"{what}: the step raised the loss from {before:.6g} to {after:.6g} "
+                  f"(damping {lam:.3g}, |d| = {float(norm(d).numpy()):.3g}){hint}",
+                  RuntimeWarning, stacklevel=3)

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from vecjac._src.core.context import INTEGRAL_ARRAY, state, value_read
+from vecjac._src.core.errors import tensor_item_assignment
 from vecjac._src.core.shapes import as_shape
 
 _next_tid = itertools.count(1).__next__
@@ -32,7 +33,8 @@ _NUMERIC_KINDS = "biufc"
 
 
 class Tensor:
-    """An immutable n-dimensional array (TF's `tf.Tensor`, eager).
+    """An immutable n-dimensional array (TF's `tf.Tensor`, eager). NumPy's in-place
+    `x[idx] = v` is `x = x.at[idx].set(v)` (JAX's functional update: .add, .multiply, ...).
 
     >>> import vecjac as vj
     >>> vj.constant([1.0, 2.0])
@@ -172,8 +174,10 @@ class Tensor:
     # module imports no op.
 
     def __setitem__(self, key, value):
-        raise TypeError("vj.Tensor is immutable; use vj.Variable and .assign, or "
-                        "vj.tensor_scatter_nd_update-style ops to build a new Tensor")
+        # `x[idx] = v` (and `x[idx] += v`, whose store lands here): Tensors are immutable,
+        # so the message names the functional update, `x = x.at[idx].set(v)`
+        # (vecjac/_src/composites/at_update.py), read off the caller's line when it can
+        raise TypeError(tensor_item_assignment())
 
 
 class BorrowedTensor(Tensor):

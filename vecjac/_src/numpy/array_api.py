@@ -15,7 +15,8 @@ that are Python builtins (abs, all, any, bool, max, min, pow, round, sum) shadow
 
 The `linalg` extension is `xp.linalg` (array_api_linalg.py), the `fft` extension `xp.fft`
 (array_api_fft.py: vecjac's FFT ops, differentiable with complex values). Not here:
-in-place item assignment (`x[i] = v`: Tensors are immutable, as JAX arrays are).
+in-place item assignment (`x[i] = v`: Tensors are immutable, as JAX arrays are;
+`x = x.at[i].set(v)` is the functional form).
 """
 import math
 

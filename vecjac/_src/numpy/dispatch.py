@@ -283,7 +283,7 @@ import warnings
 import numpy as np
 
 from vecjac._src.core.context import NumpyFallback, state, value_read, varies
-from vecjac._src.core.errors import NotDifferentiableWarning
+from vecjac._src.core.errors import NotDifferentiableWarning, ndarray_item_assignment, ufunc_at
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.variables import Variable
 from vecjac._src.numpy import arrange as _numpy_arrange  # noqa: F401
@@ -324,7 +324,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     name = f"np.{ufunc.__name__}"
     _check_out(name, kwargs)
     if method == "at":
-        raise TypeError(f"{name}.at works in place; vecjac Tensors are immutable")
+        raise TypeError(ufunc_at(ufunc.__name__, _is_vj(inputs[0])))
     fn = UFUNCS.get(ufunc) or _scipy_ufunc(ufunc)
     try:
         if fn is None:
@@ -400,9 +400,10 @@ def _out_position(func):
 
 def _check_out(name, kwargs):
     if kwargs.get("out") is not None:
+        # `f[idx] += tensor` on a NumPy array f is np.add(f[idx], tensor, out=f[idx])
         raise TypeError(f"{name}: out= is not supported with vecjac Tensors (they are "
                         "immutable); use the returned value (for `array += tensor`, write "
-                        "`array = array + tensor`)")
+                        "`array = array + tensor`)." + ndarray_item_assignment(augmented=True))
 
 
 def _plain(x, info):

@@ -26,6 +26,7 @@ from vecjac._src.ops.elementwise.arithmetic import maximum
 from vecjac._src.ops.elementwise.logic import cast, equal, greater, greater_equal, less, where
 from vecjac._src.ops.elementwise.unary import sqrt
 from vecjac._src.ops.reduce.reductions import reduce_prod
+from vecjac._src.transforms.sparsity import patterns
 
 __all__ = ["unsorted_segment_sum", "unsorted_segment_mean", "unsorted_segment_sqrt_n",
            "unsorted_segment_max", "unsorted_segment_min", "unsorted_segment_prod",
@@ -92,9 +93,17 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     return _segment_sum(d, ids, n) / sqrt(_segment_count(d, ids, n))
 
 
+def _segment_destinations(numbers, ids, num_segments):
+    """Where each element of data goes (the adjoint of gathering the output's element
+    `numbers` at the ids): its segment's element, -1 for a dropped id."""
+    dropped = (ids < 0).reshape(ids.shape + (1,) * (numbers.ndim - 1))
+    return np.where(dropped, -1, numbers[np.where(ids < 0, 0, ids)])
+
+
 class _SegmentExtremum(Op):
     """out[i] = max (min) of data[j] over segment_ids[j] == i; ids < 0 dropped."""
     ufunc = None
+    pattern = patterns.scatter(_segment_destinations)  # a segment: its rows' union
 
     def empty(self, dtype):
         raise NotImplementedError

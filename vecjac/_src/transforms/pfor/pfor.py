@@ -21,6 +21,7 @@ import numpy as np
 from vecjac._src.core import nest
 from vecjac._src.core.context import Transform, alone, hide, state, unhide
 from vecjac._src.core.dispatch import apply, convert_to_tensor, own_output, record
+from vecjac._src.core.errors import reraise_value_left
 from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.progress import chunk_progress
 from vecjac._src.core.registry import lib
@@ -356,6 +357,9 @@ def _run_chunk(loop_fn, iters, offset, fallback, warn):
     try:
         out = loop_fn(loop.index)
         flat = _finish(out, loop)
+    except ValueError as exc:
+        reraise_value_left(exc)  # `buf[i] = value`: our TypeError, not NumPy's wrapping
+        raise
     finally:
         loop.active = False
         loop.index = loop._local = None  # break the loop <-> index cycle: no GC needed

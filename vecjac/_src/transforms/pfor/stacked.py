@@ -6,6 +6,7 @@ Tensor's id, so that tapes outside the loop (which record the plain, vectorized 
 tapes inside it (which record per-iteration ops) name the same value the same way.
 In a nested pfor, `_plain` is itself a StackedTensor of the outer loop.
 """
+from vecjac._src.core.errors import ValueLeftError, ndarray_item_assignment
 from vecjac._src.core.tensor import Tensor
 
 _BRANCH_HELP = ("a loop-variant value has no single truth value inside pfor / "
@@ -30,8 +31,11 @@ class StackedTensor(Tensor):
                         "its value differs per iteration; return it from loop_fn instead")
 
     def __array__(self, dtype=None, copy=None):
-        raise TypeError("a loop-variant value inside pfor / vectorized_map cannot be "
-                        "converted to a NumPy array; use vecjac ops on it instead")
+        # ValueLeftError (a TypeError): pfor raises it in place of NumPy's ValueError
+        # ("setting an array element with a sequence") when `f[i] = value` wraps it
+        raise ValueLeftError("a loop-variant value inside pfor / vectorized_map cannot be "
+                             "converted to a NumPy array; use vecjac ops on it instead."
+                             + ndarray_item_assignment())
 
     def __bool__(self):
         raise TypeError(_BRANCH_HELP)
@@ -43,7 +47,8 @@ class StackedTensor(Tensor):
         raise TypeError("a loop-variant value cannot be converted to a Python int")
 
     def __float__(self):
-        raise TypeError("a loop-variant value cannot be converted to a Python float")
+        raise ValueLeftError("a loop-variant value cannot be converted to a Python float."
+                             + ndarray_item_assignment())
 
     def __reduce__(self):  # (copy.copy and copy.deepcopy return the value itself: Tensor)
         raise TypeError("a loop-variant value inside pfor / vectorized_map cannot be "
