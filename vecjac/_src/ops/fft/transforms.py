@@ -88,6 +88,11 @@ def _parts(z):
     return stack([real(z), imag(z)], axis=-1)
 
 
+# the complex input drawn as its real and imaginary parts (the registry's complex variants
+# of these samples would draw the parts complex: no_complex)
+_PAIRS = "real and imaginary parts of the input, drawn as reals"
+
+
 def _c2c(re, im, axes, norm, inverse):
     return _parts(apply(FFT, make_complex(re, im), axes=axes, norm=norm, inverse=inverse))
 
@@ -119,11 +124,11 @@ class FFT(Op):
     converter = axis_shift("axes")
     pattern = patterns.along_axis("axes")
     samples = (Sample(_c2c, Arg.float("m", 3), Arg.float("m", 3), axes=(1,), norm="backward",
-                      inverse=False),
+                      inverse=False, no_complex=_PAIRS),
                Sample(_c2c, Arg.float(2, "n", 4), Arg.float(2, "n", 4), axes=(0, 2),
-                      norm="ortho", inverse=True),
+                      norm="ortho", inverse=True, no_complex=_PAIRS),
                Sample(_c2c, Arg.float("n", 2), Arg.float("n", 2), axes=(1,), norm="forward",
-                      inverse=True, dim_range=(0, 3)),
+                      inverse=True, dim_range=(0, 3), no_complex=_PAIRS),
                Sample(_c2c_of_real, Arg.float("n", 5), axes=(0, 1), norm="forward",
                       inverse=False))
 
@@ -146,10 +151,10 @@ class RFFT(Op):
     jvp = linear
     converter = axis_shift("axis")
     pattern = patterns.along_axis("axis")
-    samples = (Sample(_r2c, Arg.float("m", 4), axis=1, norm="backward"),
-               Sample(_r2c, Arg.float(5, "m"), axis=0, norm="ortho"),
-               Sample(_r2c, Arg.float("n"), axis=0, norm="forward"),
-               Sample(_r2c, Arg.float(2, 6, "m"), axis=1, norm="backward", dim_range=(0, 2)))
+    samples = (Sample(_r2c, Arg.float("m", 4), axis=1, norm="backward", no_complex="rfft takes real input"),
+               Sample(_r2c, Arg.float(5, "m"), axis=0, norm="ortho", no_complex="rfft takes real input"),
+               Sample(_r2c, Arg.float("n"), axis=0, norm="forward", no_complex="rfft takes real input"),
+               Sample(_r2c, Arg.float(2, 6, "m"), axis=1, norm="backward", dim_range=(0, 2), no_complex="rfft takes real input"))
 
     def forward(self, x, axis, norm):
         return np.fft.rfft(x, axis=axis, norm=norm)
@@ -172,12 +177,12 @@ class IRFFT(Op):
     converter = axis_shift("axis")
     pattern = patterns.along_axis("axis")
     samples = (Sample(_c2r, Arg.float("m", 3), Arg.float("m", 3), axis=1, n=4,
-                      norm="backward"),
-               Sample(_c2r, Arg.float(3, "m"), Arg.float(3, "m"), axis=0, n=5, norm="ortho"),
+                      norm="backward", no_complex=_PAIRS),
+               Sample(_c2r, Arg.float(3, "m"), Arg.float(3, "m"), axis=0, n=5, norm="ortho", no_complex=_PAIRS),
                Sample(_c2r, Arg.float(1, "m"), Arg.float(1, "m"), axis=0, n=1,
-                      norm="forward"),
+                      norm="forward", no_complex=_PAIRS),
                Sample(_c2r, Arg.float("m", 2), Arg.float("m", 2), axis=1, n=2,
-                      norm="backward"),
+                      norm="backward", no_complex=_PAIRS),
                Sample(_c2r_of_real, Arg.float(4, "m"), axis=0, n=7, norm="forward"))
 
     def forward(self, x, axis, n, norm):
