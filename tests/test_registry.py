@@ -65,8 +65,8 @@ def _complex_variant(sample):
     parts in the argument's range): how ops with complex rules are checked in complex128
     (and complex64 where the float32 test runs)."""
     def convert(v):
-        if isinstance(v, Arg) and v.kind == "float" and v.diff:
-            return Arg.complex(*v.shape, lo=v.lo, hi=v.hi)
+        if isinstance(v, Arg) and v.as_complex() is not None:
+            return v.as_complex()
         if isinstance(v, list):
             return [convert(x) for x in v]
         if isinstance(v, tuple):
@@ -74,7 +74,8 @@ def _complex_variant(sample):
         return v
     args = [convert(a) for a in sample.args]
     kwargs = {k: convert(v) for k, v in sample.kwargs.items()}
-    if all(not (isinstance(a, Arg) and a.kind == "complex") for a in _flat_args(args, kwargs)):
+    if all(not (isinstance(a, Arg) and a.kind in ("complex", "csquare", "hpd"))
+           for a in _flat_args(args, kwargs)):
         return None
     return Sample(sample.fn, *args, no_grad=sample.no_grad, no_pfor=sample.no_pfor,
                   no_f32=sample.no_f32, grad_order=sample.grad_order, tol=sample.tol,
@@ -475,7 +476,7 @@ def test_jacobian_and_hessian_match_numerical(name, k, data):
     chunk = data.draw(st.sampled_from([None, 2, 3]), label="parallel_iterations")
     values = _values(leaves, dims, rng)
     call = _caller(op, sample)
-    if any(leaves[j].kind == "complex" for j in diff):  # numerical_jacobian is real
+    if any(leaves[j].kind in ("complex", "csquare", "hpd") for j in diff):  # real FD only
         pytest.skip("central differences of complex maps: tests/api/test_complex.py")
     for j in diff:
         f = _partial(call, values, [j])

@@ -24,6 +24,7 @@ class Arg:
       spd       (..., n, n), symmetric positive definite; differentiable
       complex   x + iy, x and y uniform in [lo, hi] (default [-2, 2]), complex128 (or
                 complex64 where the test asks for float32); differentiable
+      csquare, hpd  complex forms of square and spd (Hermitian positive definite)
     diff=False keeps a float argument out of the gradient checks.
     """
 
@@ -63,7 +64,16 @@ class Arg:
 
     @property
     def floating(self):
-        return self.kind in ("float", "square", "spd", "complex")
+        return self.kind in ("float", "square", "spd", "complex", "csquare", "hpd")
+
+    def as_complex(self):
+        """The complex form of a differentiable float argument (None: it has none)."""
+        if not self.diff:
+            return None
+        kind = {"float": "complex", "square": "csquare", "spd": "hpd"}.get(self.kind)
+        if kind is None:
+            return None
+        return Arg(kind, self.shape, self.lo, self.hi, self.diff)
 
     def value(self, rng, dims, dtype=np.float64):
         """A NumPy value for this argument; `dims` maps dim names to sizes."""
@@ -83,9 +93,12 @@ class Arg:
             return np.asarray(x, dtype)
         n = shape[-1]
         noise = rng.uniform(-1.0, 1.0, size=shape) / n
-        if self.kind == "square":
+        if self.kind in ("csquare", "hpd"):
+            noise = noise + 1j * rng.uniform(-1.0, 1.0, size=shape) / n
+            dtype = np.result_type(dtype, np.complex64)
+        if self.kind in ("square", "csquare"):
             return (1.5 * np.eye(n) + noise).astype(dtype)
-        return (noise @ np.swapaxes(noise, -1, -2) + 0.5 * np.eye(n)).astype(dtype)
+        return (noise @ np.conj(np.swapaxes(noise, -1, -2)) + 0.5 * np.eye(n)).astype(dtype)
 
     def __repr__(self):
         return f"Arg.{self.kind}{self.shape}"

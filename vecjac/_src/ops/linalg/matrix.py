@@ -304,8 +304,9 @@ class Cholesky(Op):
     pattern = patterns.batched(2, 2)
     # cholesky reads one triangle; its gradient is the symmetric one (as TF's), so the
     # samples feed it symmetric matrices a + a^T, for which both agree
-    samples = (Sample(lambda a: cholesky(a + matrix_transpose(a)), Arg.spd("n", "n")),
-               Sample(lambda a: logdet(a + matrix_transpose(a)), Arg.spd(2, "n", "n")))
+    # a + a^H: Hermitian for the complex variants too (the same bits for real a)
+    samples = (Sample(lambda a: cholesky(a + conj_transpose(a)), Arg.spd("n", "n")),
+               Sample(lambda a: logdet(a + conj_transpose(a)), Arg.spd(2, "n", "n")))
     converter = elementwise
 
     def forward(self, a):
