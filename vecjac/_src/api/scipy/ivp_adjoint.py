@@ -24,10 +24,11 @@ from vecjac._src.core.dispatch import apply
 from vecjac._src.core.registry import Op, register
 from vecjac._src.ops.array.creation import zeros, zeros_like
 from vecjac._src.ops.array.shaping import concat, reshape, stack
+from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
 from vecjac._src.transforms.tape.tape import GradientTape
 
-__all__ = ["IvpAdjoint", "solution_vjp"]
+__all__ = ["IvpAdjoint", "solution_gradient"]
 
 
 def _split(flat, args, floats):
@@ -142,7 +143,21 @@ class IvpAdjoint(Op):
         return stack([o[0] for o in outs]), stack([o[1] for o in outs])
 
 
-def solution_vjp(primal, problem, store, y0, t, args, g):
-    """(a0, b) as Tensors: the VJP of the solution in y0 and the float args (flat) for the
-    output cotangent g (T, d), computed on the forward solution (module docstring)."""
-    return apply(IvpAdjoint, y0, t, *args, g, primal=primal, problem=problem, store=store)
+def solution_gradient(e, g, problem, primal, store):
+    """The VJP rule of a solution op (SolveIvp, OdeInt: inputs y0, t, *args; output y at
+    t (T, d)) for adjoint="interpolated" or "checkpoint": (y0's cotangent, t's, b) with b
+    the float args' cotangents flattened (the caller cuts it), each None when not needed.
+    problem.fun is the system as fun(t, y, *args); primal reruns the op (its
+    derivatives); store is the op's memo (its kept forward run) or None (run again).
+    t's cotangent: g_i . f(t_i, y_i) for i > 0 and -(a0 - g_0) . f(t_0, y0) (a0 before
+    the cotangent of y(t0) = y0 itself is added)."""
+    y0, t, *args = e.inputs
+    ys = e.outputs[0]
+    a, b = apply(IvpAdjoint, y0, t, *args, g, primal=primal, problem=problem, store=store)
+    t_bar = None
+    if e.needs[1]:
+        fun, d = problem.fun, y0.shape[0]
+        t_bars = [-reduce_sum((a - g[0]) * fun(t[0], y0, *args))]
+        t_bars += [reduce_sum(g[i] * fun(t[i], ys[i], *args)) for i in range(1, t.shape[0])]
+        t_bar = stack(t_bars)
+    return (a if e.needs[0] else None), t_bar, b

@@ -115,14 +115,28 @@ def run(fun, y0, t0, t_end, t_eval, args, method, options, what, rates=None):
     return result
 
 
+def odeint_options(options):
+    """odeint's options (pairs) as solve_ivp's LSODA takes them: odeint's default
+    tolerances, h0 / hmax / hmin as first_step / max_step / min_step when set; tcrit,
+    mxstep and the orders have no counterpart there."""
+    given = dict(options)
+    out = [("rtol", given.get("rtol", 1.49012e-8)), ("atol", given.get("atol", 1.49012e-8))]
+    for name, alias in (("h0", "first_step"), ("hmax", "max_step"), ("hmin", "min_step")):
+        if given.get(name, 0.0):
+            out.append((alias, given[name]))
+    return tuple(out)
+
+
 class AdjointProblem:
     """What the backward pass needs besides the values: fun(t, y, *args) on Tensors, SciPy's
     method and options (solve_ivp's names), t_end (None: the last output time), the
-    adjoint kind and K, and the public function's name for errors."""
+    adjoint kind and K, the public function's name for errors, and `source`: what the
+    forward op's kept runs are keyed by (its own fun attr; default fun)."""
 
-    def __init__(self, fun, method, options, t_end, kind, checkpoints, what):
+    def __init__(self, fun, method, options, t_end, kind, checkpoints, what, source=None):
         self.fun, self.method, self.options, self.t_end = fun, method, options, t_end
         self.kind, self.checkpoints, self.what = kind, checkpoints, what
+        self.source = fun if source is None else source
 
     def __repr__(self):
         return (f"<{self.kind} adjoint of {getattr(self.fun, '__name__', 'fun')} "
@@ -200,7 +214,8 @@ def trajectory(problem, y0, t, args, store, rates):
     """y(s) for the backward pass: the forward op's stored run when it matches (store:
     its memo), else one run now (from y0, with the same options)."""
     fun, method, options, what = problem.fun, problem.method, problem.options, problem.what
-    found = (store or {}).get("trajectories", {}).get(trajectory_key(fun, y0, t, args))
+    found = (store or {}).get("trajectories", {}).get(
+        trajectory_key(problem.source, y0, t, args))
     t_last = t[-1] if problem.t_end is None else problem.t_end
     if problem.kind == "interpolated":
         if found is None:

@@ -25,7 +25,7 @@ least SPARSE_MIN components and the method is Radau or BDF).
 import numpy as np
 
 from vecjac._src.api.scipy.implicit import split_args
-from vecjac._src.api.scipy.ivp_adjoint import solution_vjp
+from vecjac._src.api.scipy.ivp_adjoint import solution_gradient
 from vecjac._src.api.scipy.ivp_backward import (AdjointProblem, augmented_options,
                                                 check_adjoint, checkpoint_times,
                                                 trajectory_key)
@@ -100,25 +100,21 @@ class SolveIvp(Op):
         if e.attrs["adjoint"] == "backsolve":
             return _backsolve(e, g)
         y0, t, *args = e.inputs
-        ys = e.outputs[0]
         attrs = e.attrs
-        fun, d, steps = attrs["fun"], y0.shape[0], t.shape[0]
+        fun, d = attrs["fun"], y0.shape[0]
         floats = float_positions(args)
-        sizes = [args[k].size for k in floats]
-        problem = AdjointProblem(fun, attrs["method"], tuple(
+
+        def system(s, y, *args):
+            return evaluate(fun, s, y, args, d)
+        system.__name__ = getattr(fun, "__name__", "fun")
+        problem = AdjointProblem(system, attrs["method"], tuple(
             (k, v) for k, v in attrs["options"] if k != "dense_output"), attrs["t_end"],
-            attrs["adjoint"], attrs["checkpoints"], FN)
+            attrs["adjoint"], attrs["checkpoints"], FN, source=fun)
 
         def primal(y0, t, *args):
             return apply(SolveIvp, y0, t, *args, **dict(attrs, memo={}))
-        a, b = solution_vjp(primal, problem, attrs["memo"], y0, t, args, g)
-        t_bar = None
-        if e.needs[1]:
-            t_bars = [-reduce_sum((a - g[0]) * evaluate(fun, t[0], y0, args, d))]
-            t_bars += [reduce_sum(g[i] * evaluate(fun, t[i], ys[i], args, d))
-                       for i in range(1, steps)]
-            t_bar = stack(t_bars)
-        return (a if e.needs[0] else None, t_bar, *parameter_cotangents(b, args, floats, sizes))
+        a, t_bar, b = solution_gradient(e, g, problem, primal, attrs["memo"])
+        return (a, t_bar, *parameter_cotangents(b, args, floats, [args[k].size for k in floats]))
 
     def jvp(self, e, ty0, tt, *targs):
         if ty0 is None and tt is None and all(x is None for x in targs):
