@@ -75,13 +75,14 @@ def test_derivatives_match_finite_differences_of_scipy(method):
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-7)
 
 
-def test_second_order_is_the_closed_form():
+@pytest.mark.parametrize("adjoint", ["interpolated", "checkpoint", "backsolve"])
+def test_second_order_is_the_closed_form(adjoint):
     # y = y0 exp(-k t): d2 y(t)/dk2 = t^2 y, by reverse over reverse and fwd over fwd
     t = np.array([0.5, 1.0])
 
     def y(k):
         return solve_ivp(lambda s, y, k: -k * y, (0.0, 1.0), [1.5], t_eval=t, args=(k,),
-                         **TIGHT).y[0]
+                         adjoint=adjoint, **TIGHT).y[0]
     k = np.array(0.8)
     for mode in ("rev", "fwd"):
         d2 = vj.jacobian(vj.jacobian(y, mode=mode), mode=mode)(k)

@@ -267,10 +267,13 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     Parameters must come in through args: values func closes over are constants, and
     closing over one that a tape or accumulator follows raises ValueError (its derivative
     would be lost). Dfun, full_output and the banded Jacobian (ml, mu) are not supported.
-    adjoint / checkpoints: the reverse mode, as solve_ivp's (vj.scipy.integrate.solve_ivp):
-    "interpolated" (default) and "checkpoint" read y from a run of solve_ivp's LSODA made
-    in the backward pass (odeint's own values are SciPy's odeint's, unchanged), which
-    works on stiff problems; "backsolve" integrates y backwards with the adjoint.
+    adjoint / checkpoints: the reverse mode, as solve_ivp's (vj.scipy.integrate.solve_ivp,
+    where the memory of each is stated). "interpolated" (default) and "checkpoint" read y
+    from a run of solve_ivp's LSODA with odeint's rtol / atol, made in the backward pass
+    (odeint's own values are SciPy's odeint's, unchanged; its run keeps nothing):
+    memory ~ that run's steps x d x (order + 1), or ~ (checkpoints + T) x d plus one
+    segment's dense output; both work on stiff problems. "backsolve" integrates y
+    backwards with the adjoint (memory O(d)), for non-stiff problems only.
     """
     fn = "vj.scipy.integrate.odeint"
     if not callable(func):

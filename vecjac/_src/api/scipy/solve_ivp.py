@@ -10,14 +10,21 @@ system, so every order works and tapes, accumulators and pfor nest.
   ydot(t0) = y0dot; the tangent of y(t_i) adds f(t_i, y_i) tdot_i. Under pfor (jacfwd:
   one tangent per parameter) the iterations are one augmented system, integrated in
   one solve whose right-hand side is one pfor over them (the converter).
-- VJP (adjoint): backwards from t_i to t_{i-1}, the state [y, a, b] with dy/ds = f,
-  da/ds = -a^T df/dy, db/ds = -a^T df/dargs; the cotangent of y(t_i) is added to a at
-  t_i. The trajectory y is integrated backwards alongside the adjoint, not read from the
-  forward run's dense output: nothing but the outputs is kept (memory O(d T), whatever
-  the number of steps), and the rule stays a differentiable op (second order by
-  reverse over reverse). The cost: backwards, a dissipative (stiff) system is unstable.
-  The rule checks that the backward run comes back to y0 (within 100 (atol + rtol |y0|)
-  + 1e-8 |y0|) and raises otherwise: use forward mode (vj.jacfwd, vj.jvp) there.
+- VJP (adjoint), three ways (the `adjoint` argument):
+  "interpolated" (default) and "checkpoint": only the adjoint a (and the parameter
+  quadrature b) is integrated backwards, da/ds = -(df/dy)^T a, b the integral of
+  (df/dargs)^T a, with y(s) read from the forward run (SciPy's dense output, kept by the
+  op while a tape holds it, or re-integrated between checkpoints): stable on stiff
+  problems, where the stiff methods integrate a with the Newton matrix -(df/dy)^T.
+  The op IvpAdjoint (vecjac/_src/api/scipy/ivp_adjoint.py, ivp_backward.py) computes
+  it; its own derivatives go through this op again (second order, pfor).
+  "backsolve": the state [y, a, b] with dy/ds = f, da/ds = -a^T df/dy,
+  db/ds = -a^T df/dargs integrated backwards from t_i to t_{i-1}, y not read from the
+  forward run (nothing but the outputs kept). Backwards, a dissipative (stiff) system
+  is unstable: the rule checks that the run comes back to y0 (within
+  100 (atol + rtol |y0|) + 1e-8 |y0|) and raises otherwise.
+  In all three the cotangent of y(t_i) is added to a at t_i, and t_i's cotangent is
+  g_i . f(t_i, y_i) (t0's: -(a(t0) - g_0) . f(t0, y0)).
 Stiff methods (Radau, BDF, LSODA) get the Jacobian of every system, augmented ones
 included, from vecjac (vj.scipy.jac; sparse, pattern detected, when the state has at
 least SPARSE_MIN components and the method is Radau or BDF).
@@ -248,6 +255,25 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     differentiable. events and vectorized are not supported. Options (rtol, atol,
     first_step, max_step, ...) are SciPy's; rtol and atol set the derivatives' accuracy
     too.
+
+    adjoint: how reverse mode (vj.grad, GradientTape, jacrev) gets y(t) along the way
+    back, with its memory (d states, T outputs):
+    - "interpolated" (default): from the forward run's dense output (SciPy's
+      OdeSolution), kept from the forward to the backward pass when a tape is active:
+      memory ~ number of forward steps x d x (order + 1) floats. Only the adjoint is
+      integrated backwards, with the same method: works on stiff problems.
+    - "checkpoint": y stored at `checkpoints` times (default 10, spread evenly over the
+      outputs' range) besides the outputs; the backward pass integrates each segment
+      between checkpoints forwards again, with dense output for that segment only:
+      memory ~ (checkpoints + T) x d + one segment's dense output, for one more forward
+      solve (in segments). Also for stiff problems.
+    - "backsolve": y integrated backwards together with the adjoint, memory O(d) beyond
+      the outputs; for non-stiff problems only (a stiff one diverges backwards: it
+      raises).
+    The interpolant and the re-integrated segments are accurate to the forward rtol /
+    atol, and the backward integration follows the same rtol / atol (their tightest
+    value), so the gradient is the derivative of the exact solution to within those
+    tolerances (tighten them for more digits).
     """
     if not callable(fun):
         raise TypeError(f"{FN}: fun must be callable, got {type(fun).__name__}")
