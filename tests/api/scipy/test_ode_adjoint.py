@@ -120,6 +120,26 @@ def test_the_three_adjoints_agree_on_a_non_stiff_system(method):
             np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-7, atol=1e-9)
 
 
+@pytest.mark.parametrize("span,t_eval", [((0.0, 0.6), [0.0, 0.3, 0.6]),
+                                         ((0.6, 0.0), [0.5, 0.2, 0.0]), ((0.0, 0.6), None)],
+                         ids=["t_eval from t0", "backwards in time", "SciPy's steps"])
+def test_output_times_at_t0_backwards_and_scipys_steps(span, t_eval):
+    # an output at t0 (a zero-length interval: "backsolve" used to hand SciPy an empty
+    # span), time running backwards, and t_eval=None (every step an output)
+    def ys(y0, a, adjoint):
+        return solve_ivp(lambda t, y, a: vj.stack([a[0] * y[0] - a[1] * y[0] * y[1],
+                                                   -a[2] * y[1] + 0.1 * y[0] * y[1]]),
+                         span, y0, t_eval=t_eval, args=(a,), rtol=1e-10, atol=1e-10,
+                         adjoint=adjoint).y
+    inputs = (np.array([2.0, 1.0]), np.array([1.1, 0.4, 0.4]))
+    expected = vj.jacobian(lambda *x: ys(*x, "interpolated"), argnums=(0, 1),
+                           mode="fwd")(*inputs)
+    for adjoint in ("interpolated", "checkpoint", "backsolve"):
+        got = vj.jacobian(lambda *x: ys(*x, adjoint), argnums=(0, 1), mode="rev")(*inputs)
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-7, atol=1e-9)
+
+
 def test_robertson_gradient_of_a_loss_with_args_in_a_nest():
     # a scalar loss of the trajectory (vj.grad), the rate constants in a dict
     weights = np.array([1.0, 1e4, 2.0])

@@ -3,15 +3,21 @@ solve_ivp and odeint with adjoint="interpolated" or "checkpoint"): SciPy's forwa
 (`run`, with the Jacobian that vecjac supplies to the stiff methods), the trajectory y(s)
 the backward pass reads, and the backward pass itself (`adjoint_pass`).
 
-The backward pass integrates, from the last output time to t0, only
-    da/ds = -(df/dy)^T a,   db/ds = -(df/dargs)^T a      (a: m rows, b: m rows)
+The backward pass integrates, from the last output time to t0, only the adjoint
+    da/ds = -(df/dy)^T a                                   (m rows at once)
 with y(s) read from the forward run instead of integrated backwards alongside: a stiff
 (dissipative) y is unstable backwards in time, its adjoint is not. The cotangent of the
-output at t_i is added to a at t_i. The right-hand side is one vecjac VJP of f per
-evaluation (m rows: one pfor of VJPs); the stiff methods (Radau, BDF, LSODA) integrate
-the adjoint with the Newton matrix -(df/dy)^T, from vecjac like the forward problem's
-(dense, or sparse for SPARSE_MIN states and more with Radau and BDF), block-diagonal over
-the m rows and identity (zero Jacobian) on b, which enters no Newton solve.
+output at t_i is added to a at t_i (the solver restarts there). The right-hand side is
+one vecjac VJP of f per evaluation (m rows: one pfor of VJPs); the stiff methods (Radau,
+BDF, LSODA) integrate with the Newton matrix -(df/dy)^T at y(s), from vecjac like the
+forward problem's Jacobian (dense, or sparse for SPARSE_MIN states and more with Radau
+and BDF; block-diagonal over the m rows). The solver is stepped by hand (SciPy's OdeSolver
+classes), and each step's parameter cotangent, the integral of (df/dargs)^T a, is a
+Gauss-Legendre quadrature on the pieces of the step where both interpolants (a's step,
+y's forward steps) are single polynomials, the nodes' VJPs batched in one pfor. (b in the
+ODE state instead: starting at 0 under the caller's atol, it held BDF at steps of 1e-14
+on Robertson's kinetics and failed; it would also widen the Newton matrix by the
+parameter count.)
 
 Where y(s) comes from (`Interpolated`, `Checkpointed`):
 - "interpolated": SciPy's dense output of the forward run (OdeSolution), kept from the

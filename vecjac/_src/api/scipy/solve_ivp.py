@@ -195,12 +195,16 @@ def _backsolve(e, g):
     b = zeros((sum(sizes),), dtype=y0.dtype)
     t_bars = []
     y_back = ys[steps - 1]
+    times = np.asarray(t._value).reshape(-1, steps)  # (iterations under pfor, steps)
     for i in range(steps - 1, 0, -1):
         t_bars.append(reduce_sum(g[i] * evaluate(fun, t[i], ys[i], args, d)))
+        if np.all(times[:, i] == times[:, i - 1]):  # t_eval[0] == t0: nothing to integrate
+            a = a + g[i - 1]
+            continue
         try:
             z = apply(SolveIvp, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]),
                       *args, fun=backward, method=method, options=back_options,
-                      t_end=float(np.asarray(t._value).reshape(-1, steps)[0, i - 1]),
+                      t_end=float(times[0, i - 1]),
                       memo={}, adjoint="backsolve", checkpoints=None)[1]
         except Diverged as err:
             _unstable(f"{err} on the way back", options, method)
