@@ -252,7 +252,8 @@ def test_the_forward_run_is_kept_once_and_checkpoints_reintegrate_once(monkeypat
     runs.clear()
     # odeint's op keeps nothing (its values are scipy.integrate.odeint's): one run of
     # solve_ivp's LSODA with dense output in the backward pass
-    vj.grad(lambda k: odeint(lambda y, s, k: robertson(s, y, k), Y0, [0.0, 1.0], args=(k,))[1, 0])(K)
+    vj.grad(lambda k: odeint(lambda y, s, k: robertson(s, y, k), Y0, [0.0, 1.0],
+                             args=(k,))[1, 0])(K)
     assert runs == [(0.0, 1.0)]
 
 

@@ -156,7 +156,7 @@ def solution_gradient(e, g, problem, primal, store):
     a, b = apply(IvpAdjoint, y0, t, *args, g, primal=primal, problem=problem, store=store)
     t_bar = None
     if e.needs[1]:
-        fun, d = problem.fun, y0.shape[0]
+        fun = problem.fun
         t_bars = [-reduce_sum((a - g[0]) * fun(t[0], y0, *args))]
         t_bars += [reduce_sum(g[i] * fun(t[i], ys[i], *args)) for i in range(1, t.shape[0])]
         t_bar = stack(t_bars)
