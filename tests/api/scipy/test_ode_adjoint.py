@@ -95,6 +95,19 @@ def test_robertson_reverse_mode_matches_forward_mode_and_finite_differences(meth
     assert_close(got, reference(), 2e-5)
 
 
+def test_robertson_to_t_100():
+    # the long horizon (y2's transient at 1e-4 and the slow decay to 100): the gradient
+    # of a weighted sum of y(50), y(100) against forward sensitivities
+    def loss(k, y0):
+        y = solve_ivp(robertson, (0.0, 100.0), y0, method="LSODA", t_eval=[50.0, 100.0],
+                      args=(k,), **TOL["LSODA"]).y
+        return vj.reduce_sum(y * np.array([[1.0, 0.5], [1e4, 2e4], [2.0, 1.0]]))
+    got = vj.grad(loss, argnums=(0, 1))(K, Y0)
+    expected = vj.jacfwd(loss, argnums=(0, 1))(K, Y0)
+    assert_close(np.r_[got[0].numpy(), got[1].numpy()],
+                 np.r_[expected[0].numpy(), expected[1].numpy()], 1e-5)
+
+
 def test_backsolve_refuses_robertson():
     # y integrated backwards with the adjoint diverges on the stiff system: an error, not
     # a number
