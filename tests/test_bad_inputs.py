@@ -399,6 +399,7 @@ SPECS.update({
     "vj.scipy.integrate.odeint": dict(
         args=dict(func=lambda y, s: -y, y0=lambda: F(2), t=lambda: F(3)),
         roles=dict(func="callable", y0="float", t="float", args="skip", tfirst="bool",
+                   adjoint="ode_adjoint", checkpoints="ode_checkpoints",
                    **dict.fromkeys(["Dfun", "col_deriv", "full_output", "ml", "mu", "rtol",
                                     "atol", "tcrit", "h0", "hmax", "hmin", "ixpr", "mxstep",
                                     "mxhnil", "mxordn", "mxords", "printmessg"], "skip"))),
@@ -1058,6 +1059,11 @@ SPECS.update({
     "hsv_to_rgb": dict(args=dict(images=lambda: F(2, 3))),
 })
 SPECS["set_diag"]["roles"]["align"] = "align"
+ROLE_BAD["ode_adjoint"] = [("unknown", "adjoints", True), ("upper case", "INTERPOLATED", True),
+                           ("bool", True, True), ("None", None, True), ("int", 0, True)]
+# checkpoints applies to adjoint="checkpoint" only: with the default adjoint, any count raises
+ROLE_BAD["ode_checkpoints"] = [("negative", -1, True), ("float", 2.5, True), ("string", "4", True),
+                               ("a count, without adjoint='checkpoint'", 4, True)]
 ROLE_BAD["align"] = [("unknown", "RIGHT", True), ("lower case", "right_left", True),
                      ("int", 1, True), ("None", None, True), ("dict", {}, True)]
 ORACLES["diag_part"] = lambda input, k=0, **kw: np.diagonal(np.asarray(input), offset=k,

@@ -10,7 +10,7 @@ import scipy.integrate as si
 
 import vecjac as vj
 from vecjac._src.api import sparse as sparse_api
-from vecjac._src.api.scipy import sparse_solve
+from vecjac._src.api.scipy import ivp_backward, sparse_solve
 from vecjac._src.ops.array import onehot
 from vecjac._src.ops.linalg import einsum
 from vecjac._src.transforms.pfor import structured
@@ -35,6 +35,8 @@ CACHES = {
                              "vj.sparse_jacobian's matrix once",
     "sparse LU of the last matrix": "the pattern object and the values by content",
     "solve_ivp first run": "y0, times and float args by content; used once",
+    "solve_ivp forward runs for reverse mode": "the op's fun (identity), y0, times and float "
+                                               "args by content",
     "structured.finite": "the tensor and its value array (identity)",
     "pure functions (lru_cache, identity rows)": "all their arguments (hashable values)",
 }
@@ -190,3 +192,43 @@ def test_solve_ivp_first_run():
         ref = si.solve_ivp(lambda t, y: -k * y + np.sin(t), span, y0)
         np.testing.assert_array_equal(got.t, ref.t)
         np.testing.assert_allclose(got.y.numpy(), ref.y, rtol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["interpolated", "checkpoint"])
+def test_solve_ivp_forward_runs_kept_for_reverse_mode(kind, monkeypatch):
+    # the op keeps its forward run in its memo under a tape; the backward pass reads it
+    # for the same system, y0, times and args only: any change runs the forward again,
+    # and gives what a backward pass without the memo gives
+    def f(t, y, k):
+        return -k * y * y + vj.sin(t)
+    k = vj.constant(np.array(0.5))
+    with vj.GradientTape() as tape:
+        tape.watch(k)
+        vj.scipy.integrate.solve_ivp(f, (0.0, 1.0), [1.0], t_eval=[0.5, 1.0], args=(k,),
+                                     adjoint=kind, rtol=1e-8, atol=1e-10)
+    entry = next(e for e in tape._entries if e[0].name == "SolveIvp")
+    memo, fun = entry[3]["memo"], entry[3]["fun"]
+    assert len(memo["trajectories"]) == 1
+    y0, t, k0 = (np.asarray(x._value) for x in entry[1])
+    runs = []
+    original = ivp_backward.run
+    monkeypatch.setattr(ivp_backward, "run", lambda *a, **kw: runs.append(
+        (float(a[2]), float(a[3]))) or original(*a, **kw))
+
+    def other(s, y, k):  # another system
+        return -k * y * y + vj.cos(s)
+    for system, y0_, t_, k_, kept in ((fun, y0, t, k0, True), (fun, y0 + 0.5, t, k0, False),
+                                      (fun, y0, t * 0.9, k0, False),
+                                      (fun, y0, t, k0 + 0.25, False),
+                                      (other, y0, t, k0, False)):
+        problem = ivp_backward.AdjointProblem(
+            lambda s, y, k, system=system: system(s, y, k), "RK45",
+            (("atol", 1e-10), ("rtol", 1e-8)), 1.0, kind, 10, "test", source=system)
+        runs.clear()
+        got = ivp_backward.adjoint_pass(problem, y0_, t_, [k_], np.ones((1, 3, 1)), memo)
+        # a run over the whole range (t0 to t_end = 1) is the forward run again
+        # ("checkpoint" re-integrates its segments either way)
+        assert ((0.0, 1.0) in runs) is not kept
+        fresh = ivp_backward.adjoint_pass(problem, y0_, t_, [k_], np.ones((1, 3, 1)), None)
+        for a, b in zip(got, fresh):
+            np.testing.assert_allclose(a, b, rtol=1e-6)

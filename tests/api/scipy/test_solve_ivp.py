@@ -75,22 +75,24 @@ def test_derivatives_match_finite_differences_of_scipy(method):
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-6, atol=1e-7)
 
 
-def test_second_order_is_the_closed_form():
+@pytest.mark.parametrize("adjoint", ["interpolated", "checkpoint", "backsolve"])
+def test_second_order_is_the_closed_form(adjoint):
     # y = y0 exp(-k t): d2 y(t)/dk2 = t^2 y, by reverse over reverse and fwd over fwd
     t = np.array([0.5, 1.0])
 
     def y(k):
         return solve_ivp(lambda s, y, k: -k * y, (0.0, 1.0), [1.5], t_eval=t, args=(k,),
-                         **TIGHT).y[0]
+                         adjoint=adjoint, **TIGHT).y[0]
     k = np.array(0.8)
     for mode in ("rev", "fwd"):
         d2 = vj.jacobian(vj.jacobian(y, mode=mode), mode=mode)(k)
         np.testing.assert_allclose(d2.numpy(), t ** 2 * 1.5 * np.exp(-0.8 * t), rtol=1e-7)
 
 
-def test_stiff_system_forward_sensitivities_and_unstable_adjoint_raises():
-    # Robertson-like stiff decay: BDF forward sensitivities match finite differences; the
-    # adjoint integrates y backwards, where the fast mode explodes: it raises
+def test_stiff_system_forward_sensitivities_and_unstable_backsolve_raises():
+    # Robertson-like stiff decay: BDF forward sensitivities and the default adjoint (on the
+    # forward run's dense output) match finite differences; adjoint="backsolve"
+    # integrates y backwards, where the fast mode explodes: it raises
     def stiff(t, y, k):
         return vj.stack([-k * y[0], -1e4 * (y[1] - y[0])])
     y0, k = np.array([1.0, 0.0]), np.array(0.5)
@@ -100,12 +102,13 @@ def test_stiff_system_forward_sensitivities_and_unstable_adjoint_raises():
                                          rtol=1e-11, atol=1e-12).y[:, 0],
                  np.array([0.5]))[:, 0]
 
-    def y_end(kk):
+    def y_end(kk, adjoint="interpolated"):
         return solve_ivp(stiff, (0.0, 1.0), y0, method="BDF", t_eval=[1.0], args=(kk,),
-                         rtol=1e-10, atol=1e-12).y[:, 0]
+                         rtol=1e-10, atol=1e-12, adjoint=adjoint).y[:, 0]
     np.testing.assert_allclose(vj.jacfwd(y_end)(k).numpy(), fd, rtol=1e-5)
+    np.testing.assert_allclose(vj.jacrev(y_end)(k).numpy(), fd, rtol=1e-5)
     with pytest.raises(ValueError, match="unstable backwards in time"):
-        vj.grad(lambda kk: y_end(kk)[1])(k)
+        vj.grad(lambda kk: y_end(kk, "backsolve")[1])(k)
 
 
 def test_large_stiff_system_gets_a_sparse_jacobian():

@@ -16,6 +16,8 @@ system would change the values).
 """
 import numpy as np
 
+from vecjac._src.api.scipy.ivp_adjoint import solution_gradient
+from vecjac._src.api.scipy.ivp_backward import AdjointProblem, check_adjoint, odeint_options
 from vecjac._src.core.context import state
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
@@ -107,7 +109,8 @@ def _rates(func, ys, t, args, d):
 @register
 class OdeInt(Op):
     """y (T, d) at the times t (T,) of dy/dt = func(y, t, *args), y(t[0]) = y0 (d,).
-    Attrs: func (on Tensors) and options (SciPy's keyword arguments, as pairs)."""
+    Attrs: func (on Tensors), options (SciPy's keyword arguments, as pairs), adjoint
+    and checkpoints (the reverse mode, vecjac/_src/api/scipy/ivp_backward.py)."""
     samples = (Sample(lambda y0, k, c: odeint(_decay, y0, _TIMES, args=(k, c), rtol=1e-11,
                                               atol=1e-11),
                       Arg.float(2), Arg.positive(2), Arg.float(), grad_order=1,
@@ -120,7 +123,7 @@ class OdeInt(Op):
     # jacobians) integrate adjoints of adjoints, minutes here; second derivatives are
     # checked by tests/api/scipy/test_odeint.py
 
-    def forward(self, y0, t, *args, func, options):
+    def forward(self, y0, t, *args, func, options, adjoint, checkpoints):
         dtype = y0.dtype
         d = y0.shape[0]
         tensors = [Tensor(a) for a in args]
@@ -135,6 +138,8 @@ class OdeInt(Op):
         return ys.astype(dtype, copy=False)
 
     def gradient(self, e, g):
+        if e.attrs["adjoint"] != "backsolve":
+            return _on_forward_run(e, g)
         y0, t, *args = e.inputs
         ys = e.outputs[0]
         func, options = e.attrs["func"], e.attrs["options"]
@@ -148,7 +153,8 @@ class OdeInt(Op):
         for i in range(steps - 1, 0, -1):
             t_bars.append(reduce_sum(g[i] * _evaluate(func, ys[i], t[i], args, d)))
             z = apply(OdeInt, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]), *args,
-                      func=backward, options=_augmented(options, backward=True))[1]
+                      func=backward, options=_augmented(options, backward=True),
+                      adjoint="backsolve", checkpoints=None)[1]
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * _evaluate(func, y0, t[0], args, d)))
@@ -169,16 +175,36 @@ class OdeInt(Op):
         tangents = [zeros_like(args[k]) if targs[k] is None else targs[k] for k in floats]
         out = apply(OdeInt, concat([y0, start], axis=0), t, *args, *tangents,
                     func=_tangent_dynamics(func, d, len(args)),
-                    options=_augmented(options, backward=False))[:, d:]
+                    options=_augmented(options, backward=False), adjoint=e.attrs["adjoint"],
+                    checkpoints=e.attrs["checkpoints"])[:, d:]
         if tt is not None:
             out = out + _rates(func, ys, t, args, d) * reshape(tt, (-1, 1))
         return out
 
-    def converter(self, cx, *inputs, func, options):
+    def converter(self, cx, *inputs, **attrs):
         # one solve per iteration: each keeps its own adaptive steps, as the loop would
         outs = [apply(self, *[x[k] if s else x for x, s in zip(inputs, cx.stacked)],
-                      func=func, options=options) for k in range(cx.iters)]
+                      **attrs) for k in range(cx.iters)]
         return stack(outs)
+
+
+def _on_forward_run(e, g):
+    """The VJP of adjoint="interpolated" / "checkpoint": y read from a run of solve_ivp's
+    LSODA (dense output, or segments between checkpoints) in the backward pass, odeint's
+    own run having kept nothing (vecjac/_src/api/scipy/ivp_adjoint.py)."""
+    y0, t, *args = e.inputs
+    func, d = e.attrs["func"], y0.shape[0]
+    floats = _float(args)
+
+    def fun(s, y, *args):
+        return _evaluate(func, y, s, args, d)
+    fun.__name__ = getattr(func, "__name__", "func")
+    problem = AdjointProblem(fun, "LSODA", odeint_options(e.attrs["options"]), None,
+                             e.attrs["adjoint"], e.attrs["checkpoints"],
+                             "vj.scipy.integrate.odeint")
+    a, t_bar, b = solution_gradient(e, g, problem, lambda *x: apply(OdeInt, *x, **e.attrs),
+                                    None)
+    return (a, t_bar, *parameter_cotangents(b, args, floats, [args[k].size for k in floats]))
 
 
 _TIMES = np.array([0.0, 0.2, 0.5])
@@ -231,7 +257,8 @@ def _augmented(options, backward):
 
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
-           mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False):
+           mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False, adjoint="interpolated",
+           checkpoints=None):
     """y at the times t of dy/dt = func(y, t, *args), y(t[0]) = y0: scipy.integrate.odeint,
     differentiable in y0, t and the numeric entries of args (see the module docstring).
 
@@ -240,6 +267,13 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     Parameters must come in through args: values func closes over are constants, and
     closing over one that a tape or accumulator follows raises ValueError (its derivative
     would be lost). Dfun, full_output and the banded Jacobian (ml, mu) are not supported.
+    adjoint / checkpoints: the reverse mode, as solve_ivp's (vj.scipy.integrate.solve_ivp,
+    where the memory of each is stated). "interpolated" (default) and "checkpoint" read y
+    from a run of solve_ivp's LSODA with odeint's rtol / atol, made in the backward pass
+    (odeint's own values are SciPy's odeint's, unchanged; its run keeps nothing):
+    memory ~ that run's steps x d x (order + 1), or ~ (checkpoints + T) x d plus one
+    segment's dense output; both work on stiff problems. "backsolve" integrates y
+    backwards with the adjoint (memory O(d)), for non-stiff problems only.
     """
     fn = "vj.scipy.integrate.odeint"
     if not callable(func):
@@ -251,6 +285,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if full_output:
         raise NotImplementedError(f"{fn}: full_output is not supported")
     tfirst = as_bool(tfirst, fn, "tfirst")
+    adjoint, checkpoints = check_adjoint(adjoint, checkpoints, fn)
     y0 = to_input(y0, fn=fn, arg="y0")
     t = to_input(t, fn=fn, arg="t")
     if not isinstance(args, tuple):
@@ -286,7 +321,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     values = dict(rtol=rtol, atol=atol, tcrit=tcrit, h0=h0, hmax=hmax, hmin=hmin,
                   mxstep=mxstep, mxordn=mxordn, mxords=mxords)
     options = tuple((k, values[k]) for k in _OPTIONS if values[k] is not None)
-    return apply(OdeInt, y0, t, *args, func=func, options=options)
+    return apply(OdeInt, y0, t, *args, func=func, options=options, adjoint=adjoint,
+                 checkpoints=checkpoints)
 
 
 def _float64(x):

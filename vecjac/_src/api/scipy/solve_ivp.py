@@ -10,29 +10,39 @@ system, so every order works and tapes, accumulators and pfor nest.
   ydot(t0) = y0dot; the tangent of y(t_i) adds f(t_i, y_i) tdot_i. Under pfor (jacfwd:
   one tangent per parameter) the iterations are one augmented system, integrated in
   one solve whose right-hand side is one pfor over them (the converter).
-- VJP (adjoint): backwards from t_i to t_{i-1}, the state [y, a, b] with dy/ds = f,
-  da/ds = -a^T df/dy, db/ds = -a^T df/dargs; the cotangent of y(t_i) is added to a at
-  t_i. The trajectory y is integrated backwards alongside the adjoint, not read from the
-  forward run's dense output: nothing but the outputs is kept (memory O(d T), whatever
-  the number of steps), and the rule stays a differentiable op (second order by
-  reverse over reverse). The cost: backwards, a dissipative (stiff) system is unstable.
-  The rule checks that the backward run comes back to y0 (within 100 (atol + rtol |y0|)
-  + 1e-8 |y0|) and raises otherwise: use forward mode (vj.jacfwd, vj.jvp) there.
+- VJP (adjoint), three ways (the `adjoint` argument):
+  "interpolated" (default) and "checkpoint": only the adjoint a (and the parameter
+  quadrature b) is integrated backwards, da/ds = -(df/dy)^T a, b the integral of
+  (df/dargs)^T a, with y(s) read from the forward run (SciPy's dense output, kept by the
+  op while a tape holds it, or re-integrated between checkpoints): stable on stiff
+  problems, where the stiff methods integrate a with the Newton matrix -(df/dy)^T.
+  The op IvpAdjoint (vecjac/_src/api/scipy/ivp_adjoint.py, ivp_backward.py) computes
+  it; its own derivatives go through this op again (second order, pfor).
+  "backsolve": the state [y, a, b] with dy/ds = f, da/ds = -a^T df/dy,
+  db/ds = -a^T df/dargs integrated backwards from t_i to t_{i-1}, y not read from the
+  forward run (nothing but the outputs kept). Backwards, a dissipative (stiff) system
+  is unstable: the rule checks that the run comes back to y0 (within
+  100 (atol + rtol |y0|) + 1e-8 |y0|) and raises otherwise.
+  In all three the cotangent of y(t_i) is added to a at t_i, and t_i's cotangent is
+  g_i . f(t_i, y_i) (t0's: -(a(t0) - g_0) . f(t0, y0)).
 Stiff methods (Radau, BDF, LSODA) get the Jacobian of every system, augmented ones
 included, from vecjac (vj.scipy.jac; sparse, pattern detected, when the state has at
 least SPARSE_MIN components and the method is Radau or BDF).
 """
-import importlib
-
 import numpy as np
 
 from vecjac._src.api.scipy.implicit import split_args
-from vecjac._src.api.scipy.ivp_systems import (FN, SPARSE_MIN, Diverged, adjoint_dynamics,
-                                               batched_dynamics, block_jacobian, evaluate,
-                                               float_positions, shared_tangent_dynamics,
-                                               shared_tangents, tangent_dynamics, tensor)
-from vecjac._src.api.scipy.jac import Jac
+from vecjac._src.api.scipy.ivp_adjoint import solution_gradient
+from vecjac._src.api.scipy.ivp_backward import (AdjointProblem, augmented_options,
+                                                check_adjoint, checkpoint_times,
+                                                trajectory_key)
+from vecjac._src.api.scipy.ivp_backward import run as _run_scipy
+from vecjac._src.api.scipy.ivp_systems import (FN, Diverged, adjoint_dynamics,
+                                               batched_dynamics, evaluate, float_positions,
+                                               shared_tangent_dynamics, shared_tangents,
+                                               tangent_dynamics)
 from vecjac._src.api.scipy.odeint import closes_over_watched, parameter_cotangents
+from vecjac._src.core.context import state
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
@@ -47,88 +57,71 @@ from vecjac._src.ops.reduce.reductions import reduce_sum
 __all__ = ["solve_ivp"]
 
 METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
-STIFF = ("Radau", "BDF", "LSODA")
-
-
-def _integrate():
-    # scipy.integrate: imported on first use, never with vecjac
-    return importlib.import_module("scipy.integrate")
 
 
 def _run(fun, y0, t0, t_end, t_eval, args, method, options):
     """SciPy's solve_ivp from t0 to t_end, output at t_eval (NumPy; None: its own steps):
     its result."""
-    d = y0.shape[0]
-    tensors = [Tensor(a) for a in args]
-
-    def plain(s, y):
-        return evaluate(fun, tensor(s), tensor(y), tensors, d)._value
-    rate, extra = plain, {}
-    blocks = getattr(fun, "blocks", None)
-    if method in STIFF and blocks is not None:
-        extra["jac"] = block_jacobian(blocks, tensors, method)
-    elif method in STIFF:
-        sparse = d >= SPARSE_MIN and method != "LSODA"
-        J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors, d), 1, sparse)
-        extra["jac"] = J
-        rate = J.fun  # shares f's evaluation with the Jacobian's at the same point
-    with np.errstate(all="ignore"):
-        result = _integrate().solve_ivp(rate, (float(t0), float(t_end)),
-                                        np.asarray(y0, np.float64), method=method,
-                                        t_eval=t_eval, **extra, **dict(options))
-    if not result.success:
-        raise ValueError(f"{FN}: SciPy's {method} failed on {getattr(fun, '__name__', 'fun')}"
-                         f" ({result.message}): no solution to return or differentiate")
-    return result
+    return _run_scipy(fun, y0, t0, t_end, t_eval, args, method, options, FN)
 
 
 @register
 class SolveIvp(Op):
     """y (T, d) at the times t (T,) of dy/dt = fun(t, y, *args), y(t[0]) = y0 (d,),
-    integrated to t_end. Attrs: fun (on Tensors), method, options (pairs), t_end, and
-    memo (a dict: the public function's own run, reused by the first forward)."""
+    integrated to t_end. Attrs: fun (on Tensors), method, options (pairs), t_end, memo (a
+    dict: the public function's own run, reused by the first forward, and the forward
+    runs kept for the reverse mode), adjoint (the reverse mode: "interpolated",
+    "checkpoint" or "backsolve") and checkpoints (K, for "checkpoint")."""
     name = "SolveIvp"
     samples = ()  # below
 
-    def forward(self, y0, t, *args, fun, method, options, t_end, memo):
+    def forward(self, y0, t, *args, fun, method, options, t_end, memo, adjoint, checkpoints):
         key = (y0.tobytes(), t.tobytes(), tuple(np.asarray(a).tobytes() for a in args))
         result = memo.pop(key, None)
+        # the reverse mode reads this run: kept when a tape could record the op
+        keep = adjoint != "backsolve" and bool(state.tapes)
+        wanted = dict(options).get("dense_output", False)
+        times, rows = np.asarray(t[1:], np.float64), None
         if result is None:
-            result = _run(fun, y0, t[0], t_end, np.asarray(t[1:], np.float64), args, method,
-                          options)
+            opts = options
+            if keep and adjoint == "interpolated" and not wanted:
+                opts = options + (("dense_output", True),)
+            elif keep and adjoint == "checkpoint":
+                times, rows = checkpoint_times(t, checkpoints)
+            result = _run(fun, y0, t[0], t_end, times, args, method, opts)
+        ys = result.y.T if rows is None else result.y.T[rows]
+        if keep:
+            kept = memo.setdefault("trajectories", {})
+            where = trajectory_key(fun, y0, t, args)
+            if adjoint == "interpolated" and result.sol is not None:
+                kept[where] = result.sol
+            elif adjoint == "checkpoint":
+                kept[where] = (np.concatenate([t[:1], times]),
+                               np.concatenate([y0[None, :], result.y.T]))
+            if not wanted:
+                result.sol = None
         memo["result"] = result
-        return np.concatenate([y0[None, :], result.y.T], axis=0)
+        return np.concatenate([y0[None, :], ys], axis=0)
 
     def gradient(self, e, g):
+        if e.attrs["adjoint"] == "backsolve":
+            return _backsolve(e, g)
         y0, t, *args = e.inputs
-        ys = e.outputs[0]
-        fun, method, options = e.attrs["fun"], e.attrs["method"], e.attrs["options"]
-        d, steps = y0.shape[0], t.shape[0]
+        attrs = e.attrs
+        fun, d = attrs["fun"], y0.shape[0]
         floats = float_positions(args)
-        sizes = [args[k].size for k in floats]
-        scale = np.max(np.abs(np.asarray(ys._value))) if ys.size else 0.0
-        backward = adjoint_dynamics(fun, d, 1e3 * (1.0 + scale), sum(sizes))
-        back_options = _augmented(options, backward=True)
-        a = g[steps - 1]
-        b = zeros((sum(sizes),), dtype=y0.dtype)
-        t_bars = []
-        y_back = ys[steps - 1]
-        for i in range(steps - 1, 0, -1):
-            t_bars.append(reduce_sum(g[i] * evaluate(fun, t[i], ys[i], args, d)))
-            try:
-                z = apply(SolveIvp, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]),
-                          *args, fun=backward, method=method, options=back_options,
-                          t_end=float(np.asarray(t._value).reshape(-1, steps)[0, i - 1]),
-                          memo={})[1]
-            except Diverged as err:
-                _unstable(f"{err} on the way back", options, method)
-            y_back = z[:d]
-            a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
-        _check_reconstruction(y0, y_back, options, method)
-        a_plus = a - g[0]
-        t_bars.append(-reduce_sum(a_plus * evaluate(fun, t[0], y0, args, d)))
-        return (a if e.needs[0] else None, stack(t_bars[::-1]) if e.needs[1] else None,
-                *parameter_cotangents(b, args, floats, sizes))
+
+        def system(s, y, *args):
+            return evaluate(fun, s, y, args, d)
+        system.__name__ = getattr(fun, "__name__", "fun")
+        problem = AdjointProblem(system, attrs["method"], tuple(
+            (k, v) for k, v in attrs["options"] if k != "dense_output"), attrs["t_end"],
+            attrs["adjoint"], attrs["checkpoints"], FN, source=fun)
+
+        def primal(y0, t, *args):
+            return apply(SolveIvp, y0, t, *args, **dict(attrs, memo={}))
+        a, t_bar, b = solution_gradient(e, g, problem, primal, attrs["memo"])
+        return (a, t_bar, *parameter_cotangents(b, args, floats, [args[k].size for k in floats]))
 
     def jvp(self, e, ty0, tt, *targs):
         if ty0 is None and tt is None and all(x is None for x in targs):
@@ -144,21 +137,24 @@ class SolveIvp(Op):
         tangents = [zeros_like(args[k]) if targs[k] is None else targs[k] for k in floats]
         out = apply(SolveIvp, concat([y0, start], axis=0), t, *args, *tangents,
                     fun=tangent_dynamics(fun, d, len(args)), method=e.attrs["method"],
-                    options=_augmented(e.attrs["options"], backward=False),
-                    t_end=e.attrs["t_end"], memo={})[:, d:]
+                    options=augmented_options(e.attrs["options"], backward=False),
+                    t_end=e.attrs["t_end"], memo={}, adjoint=e.attrs["adjoint"],
+                    checkpoints=e.attrs["checkpoints"])[:, d:]
         if tt is not None:
             rates = stack([evaluate(fun, t[i], ys[i], args, d) for i in range(ys.shape[0])])
             out = out + rates * reshape(tt, (-1, 1))
         return out
 
-    def converter(self, cx, y0, t, *args, fun, method, options, t_end, memo):
+    def converter(self, cx, y0, t, *args, fun, method, options, t_end, memo, adjoint,
+                  checkpoints):
         """All iterations as one system of iters x d unknowns, its right-hand side one
         pfor over the iterations (the forward sensitivities of jacfwd, one tangent per
         parameter, become one augmented solve). The steps are chosen for the whole
         system, so the values differ from the loop's within the tolerances. Times
         that vary per iteration: one solve each."""
         stacked_y0, stacked_t, *stacked_args = cx.stacked
-        attrs = dict(fun=fun, method=method, options=options, t_end=t_end, memo=memo)
+        attrs = dict(fun=fun, method=method, options=options, t_end=t_end, memo=memo,
+                     adjoint=adjoint, checkpoints=checkpoints)
         if stacked_t:
             return stack([apply(self, y0[k] if stacked_y0 else y0, t[k],
                                 *[a[k] if s else a for a, s in zip(args, stacked_args)],
@@ -183,6 +179,44 @@ class SolveIvp(Op):
         return transpose(reshape(ys, (t.shape[0], iters, d)), (1, 0, 2))
 
 
+def _backsolve(e, g):
+    """The VJP of adjoint="backsolve": y integrated backwards alongside the adjoint, as
+    an augmented SolveIvp per output interval (module docstring)."""
+    y0, t, *args = e.inputs
+    ys = e.outputs[0]
+    fun, method, options = e.attrs["fun"], e.attrs["method"], e.attrs["options"]
+    d, steps = y0.shape[0], t.shape[0]
+    floats = float_positions(args)
+    sizes = [args[k].size for k in floats]
+    scale = np.max(np.abs(np.asarray(ys._value))) if ys.size else 0.0
+    backward = adjoint_dynamics(fun, d, 1e3 * (1.0 + scale), sum(sizes))
+    back_options = augmented_options(options, backward=True)
+    a = g[steps - 1]
+    b = zeros((sum(sizes),), dtype=y0.dtype)
+    t_bars = []
+    y_back = ys[steps - 1]
+    times = np.asarray(t._value).reshape(-1, steps)  # (iterations under pfor, steps)
+    for i in range(steps - 1, 0, -1):
+        t_bars.append(reduce_sum(g[i] * evaluate(fun, t[i], ys[i], args, d)))
+        if np.all(times[:, i] == times[:, i - 1]):  # t_eval[0] == t0: nothing to integrate
+            a = a + g[i - 1]
+            continue
+        try:
+            z = apply(SolveIvp, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]),
+                      *args, fun=backward, method=method, options=back_options,
+                      t_end=float(times[0, i - 1]),
+                      memo={}, adjoint="backsolve", checkpoints=None)[1]
+        except Diverged as err:
+            _unstable(f"{err} on the way back", options, method)
+        y_back = z[:d]
+        a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
+    _check_reconstruction(y0, y_back, options, method)
+    a_plus = a - g[0]
+    t_bars.append(-reduce_sum(a_plus * evaluate(fun, t[0], y0, args, d)))
+    return (a if e.needs[0] else None, stack(t_bars[::-1]) if e.needs[1] else None,
+            *parameter_cotangents(b, args, floats, sizes))
+
+
 def _check_reconstruction(y0, y_back, options, method):
     """The adjoint integrates y backwards; if it did not come back to y0, the adjoint
     along it is wrong too: raise rather than return it."""
@@ -200,22 +234,9 @@ def _unstable(what, options, method):
     raise ValueError(f"{FN}: the adjoint's backward integration of y did not return to y0 "
                      f"({what}; {method}, rtol {opts.get('rtol', 1e-3)}, atol "
                      f"{opts.get('atol', 1e-6)}): the system is unstable backwards in time "
-                     "(stiff or dissipative); differentiate in forward mode (vj.jacfwd, "
-                     "vj.jvp) or tighten rtol / atol")
-
-
-def _augmented(options, backward):
-    """The forward problem's options for an augmented system (longer state: array
-    tolerances become their tightest value); backwards, the first step of the forward
-    run means nothing."""
-    out = []
-    for name, value in options:
-        if (backward and name == "first_step") or name == "dense_output":
-            continue
-        if name in ("rtol", "atol") and np.ndim(value) > 0:
-            value = float(np.min(value))
-        out.append((name, value))
-    return tuple(out)
+                     "(stiff or dissipative); use adjoint='interpolated' or 'checkpoint' (y read "
+                     "from the forward run), forward mode (vj.jacfwd, vj.jvp), or tighten "
+                     "rtol / atol")
 
 
 def _float64(x):
@@ -223,7 +244,8 @@ def _float64(x):
 
 
 def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, events=None,
-              vectorized=False, args=None, **options):
+              vectorized=False, args=None, adjoint="interpolated", checkpoints=None,
+              **options):
     """scipy.integrate.solve_ivp, differentiable (module docstring): SciPy's OdeResult
     whose y (d, T) is a Tensor differentiable in y0, t_eval and the float args, and t
     the output times (a Tensor when t_eval is given, else SciPy's steps as NumPy, whose
@@ -237,6 +259,25 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     differentiable. events and vectorized are not supported. Options (rtol, atol,
     first_step, max_step, ...) are SciPy's; rtol and atol set the derivatives' accuracy
     too.
+
+    adjoint: how reverse mode (vj.grad, GradientTape, jacrev) gets y(t) along the way
+    back, with its memory (d states, T outputs):
+    - "interpolated" (default): from the forward run's dense output (SciPy's
+      OdeSolution), kept from the forward to the backward pass when a tape is active:
+      memory ~ number of forward steps x d x (order + 1) floats. Only the adjoint is
+      integrated backwards, with the same method: works on stiff problems.
+    - "checkpoint": y stored at `checkpoints` times (default 10, spread evenly over the
+      outputs' range) besides the outputs; the backward pass integrates each segment
+      between checkpoints forwards again, with dense output for that segment only:
+      memory ~ (checkpoints + T) x d + one segment's dense output, for one more forward
+      solve (in segments). Also for stiff problems.
+    - "backsolve": y integrated backwards together with the adjoint, memory O(d) beyond
+      the outputs; for non-stiff problems only (a stiff one diverges backwards: it
+      raises).
+    The interpolant and the re-integrated segments are accurate to the forward rtol /
+    atol, and the backward integration follows the same rtol / atol (their tightest
+    value), so the gradient is the derivative of the exact solution to within those
+    tolerances (tighten them for more digits).
     """
     if not callable(fun):
         raise TypeError(f"{FN}: fun must be callable, got {type(fun).__name__}")
@@ -259,6 +300,7 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if not (np.isfinite(t0) and np.isfinite(t_end)):
         raise ValueError(f"{FN}: t_span must be finite, got {t_span!r}")
     dense_output = as_bool(dense_output, FN, "dense_output")
+    adjoint, checkpoints = check_adjoint(adjoint, checkpoints, FN)
     y0 = to_input(y0, fn=FN, arg="y0")
     if y0.dtype.kind not in "biuf" or y0.ndim > 1 or y0.size == 0:
         raise ValueError(f"{FN}: y0 must be a non-empty real vector (or a number), got "
@@ -291,9 +333,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     options = tuple(sorted(options.items()))
     memo = {}
     if t_eval is None:  # SciPy's own steps: run here, the op reuses this run
+        keep = adjoint == "interpolated" and bool(state.tapes)  # the op keeps it (forward)
         first = _run(fun, np.asarray(y0._value), t0, t_end, None,
                      [np.asarray(a._value) for a in args], method,
-                     options + (("dense_output", dense_output),))
+                     options + (("dense_output", dense_output or keep),))
         times = Tensor(np.asarray(first.t, np.float64))
     else:
         times = _float64(reshape(t_eval, (-1,)))
@@ -306,10 +349,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     if t_eval is None:
         memo[(np.asarray(y0._value).tobytes(), np.asarray(t._value).tobytes(),
               tuple(np.asarray(a._value).tobytes() for a in args))] = first
-    elif dense_output:
+    if dense_output:
         options = options + (("dense_output", True),)
     ys = apply(SolveIvp, y0, t, *args, fun=fun, method=method, options=options,
-               t_end=t_end, memo=memo)
+               t_end=t_end, memo=memo, adjoint=adjoint, checkpoints=checkpoints)
     result = memo["result"]
     result.y = transpose(ys[1:], (1, 0))
     result.t = np.asarray(times._value) if t_eval is None else times
