@@ -121,7 +121,9 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
         if not seen:
             warn_if_independent(what, ys, acc.has_tangent)
         seen.update(y=y, aux=aux, ys=ys)
-        return [acc.tangent_or_zeros(t) for t in ys]
+        columns = [acc.tangent_or_zeros(t) for t in ys]
+        acc.release()  # the seeds go now, not at the next garbage collection
+        return columns
 
     if n == 0:  # nothing to seed: f once for the output shapes
         loop_fn(Tensor(np.asarray(0)))

@@ -158,9 +158,13 @@ _SEEDS = {}  # (iters, depth, offset, dtype) -> read-only identity rows
 def seed_rows(iters, depth, offset, dtype):
     """np.eye(iters, depth, k=offset): a jacfwd's dense seeds (the rows of the one-hot
     of its loop index), shared read-only between calls: every jacfwd of one signature
-    seeds the same rows (a write into them would raise, not corrupt)."""
-    if iters * depth > 16384:  # larger seeds are structured or chunked: not kept
-        return np.eye(iters, depth, k=offset, dtype=dtype)
+    seeds the same rows (a write into them would raise, not corrupt). The rows of a
+    chunk (offset > 0) are not kept: a chunked Jacobian's chunks would fill the cache
+    with rows used once per call (up to 64 chunks of them held at once)."""
+    if iters * depth > 16384 or offset:  # larger seeds are structured or chunked: not kept
+        rows = np.eye(iters, depth, k=offset, dtype=dtype)
+        rows.flags.writeable = False
+        return rows
     key = (iters, depth, offset, dtype)
     rows = _SEEDS.get(key)
     if rows is None:
