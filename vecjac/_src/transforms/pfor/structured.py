@@ -208,13 +208,43 @@ def finite(t):
     v = t._value
     if v.dtype.kind not in "fc":
         return True
-    value_read(t, "internal", _all_finite)  # vj.function re-checks it at every replay
-    known = _finite_cache.get(t._tid)
+    return _checked(_finite_cache, t, _all_finite)
+
+
+_divisor_cache = {}  # as _finite_cache, for finite_nonzero
+_zeros_cache = {}    # as _finite_cache, for all_zeros
+
+
+def finite_nonzero(t):
+    """False if t holds NaN, inf or 0: a structured numerator's zeros divided by t stay
+    zeros (0 / 0 and 0 / nan are NaN in the dense computation)."""
+    return _checked(_divisor_cache, t, _all_finite_nonzero)
+
+
+def all_zeros(t):
+    """True if every element of t is zero (a loop-invariant piece joined to a structured
+    value adds no nonzero)."""
+    return _checked(_zeros_cache, t, _no_nonzero)
+
+
+def _checked(cache, t, test):
+    """test(t's value), remembered per tensor id and value array (_finite_cache)."""
+    v = t._value
+    value_read(t, "internal", test)  # vj.function re-checks it at every replay
+    known = cache.get(t._tid)
     if known is None or known[0]() is not v:
-        if len(_finite_cache) > 256:
-            _finite_cache.clear()
-        known = _finite_cache[t._tid] = (weakref.ref(v), _all_finite(v))
+        if len(cache) > 256:
+            cache.clear()
+        known = cache[t._tid] = (weakref.ref(v), test(v))
     return known[1]
+
+
+def _all_finite_nonzero(v):
+    return (v.dtype.kind not in "fc" or _all_finite(v)) and np.count_nonzero(v) == v.size
+
+
+def _no_nonzero(v):
+    return not np.any(v)
 
 
 def note_finite_product(matrix, vector, product):
@@ -286,7 +316,7 @@ def add_like(op, cx, x, y):
     return lib.reshape(out, (n,) + a.S)
 
 
-def _values_at(v, stacked, x, n):
+def values_at(v, stacked, x, n):
     """The entries of v (broadcast to x's shape) at x's nonzeros: shaped like x.d.
     Primitives applied directly, as in _columns_at."""
     if x.lead:
@@ -303,7 +333,7 @@ def _values_at(v, stacked, x, n):
 
 
 def _columns_at(v, stacked, x, n):
-    """_values_at with leading axes: per iteration, v's column pos[k] (n, *S[:lead]).
+    """values_at with leading axes: per iteration, v's column pos[k] (n, *S[:lead]).
     Primitives applied directly (the shapes are valid by construction): this runs once
     per backward op of a batch Jacobian, where the op's validation would dominate."""
     if v.shape == ():
@@ -348,7 +378,7 @@ def scale(op, cx, x, y):
                 return NotImplemented  # v would grow the shape: not one nonzero any more
         except ValueError:
             return NotImplemented
-    return a.with_(d=a.d * _values_at(v, v_stacked, a, cx.iters))
+    return a.with_(d=a.d * values_at(v, v_stacked, a, cx.iters))
 
 
 def _scale_outer(cx, x, y):
@@ -387,7 +417,7 @@ def scale_by(factor_fn):
         shape = factor.shape[1:] if stacked else factor.shape
         if shape != g.S:
             return NotImplemented
-        return g.with_(d=g.d * _values_at(factor, stacked, g, cx.iters))
+        return g.with_(d=g.d * values_at(factor, stacked, g, cx.iters))
     return rule
 
 
