@@ -1,6 +1,7 @@
 """Banded structured loop values (shifted one-hot seeds and their sums): every rule against
 the plain loop, the structure kept through a stencil in both modes, the same values as
-the dense path, and differentiable by tapes outside the loop."""
+the dense path, differentiable by tapes outside the loop, and chunked Jacobians written
+straight into their result in two chunks."""
 import numpy as np
 import pytest
 
@@ -179,6 +180,51 @@ def test_the_banded_nonzeros_are_differentiable_by_an_outer_tape(monkeypatch):
         results.append((H, outer.gradient(s, x).numpy()))
     np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_a_budgeted_banded_jacobian_runs_in_two_chunks_into_its_result(monkeypatch, mode):
+    """The first chunk is sized from the estimate, the rest from what it used (a few
+    numbers per iteration): one more chunk, written straight into the result."""
+    n = 300
+    F, jacobian = _bratu(n)
+    u = np.linspace(0.0, 0.1, n)
+    chunks = []
+    run_chunk = pfor_module._run_chunk
+
+    def spy(*args, **kwargs):
+        out = run_chunk(*args, **kwargs)
+        chunks.append((args[1], [type(x).__name__ for x in out[1]]))
+        return out
+    monkeypatch.setattr(pfor_module, "_run_chunk", spy)
+    vj.set_memory_budget(256 * 1024)
+    try:
+        J = vj.jacobian(F, mode=mode)
+        J(u)
+        chunks.clear()
+        out = J(u).numpy()
+    finally:
+        vj.set_memory_budget(None)
+    np.testing.assert_allclose(out, jacobian(u), rtol=1e-12)
+    assert len(chunks) == 2 and sum(c[0] for c in chunks) == n, chunks
+    assert chunks[0][1] == ["BandStacked"]  # kept structured for write_rows
+
+
+def test_chunks_of_one_hot_and_dense_outputs_fill_the_result(monkeypatch):
+    """write_rows of a one-hot output (x * v), and dense chunks, in a budgeted loop."""
+    n = 200
+    v = RNG.standard_normal(n)
+    u = RNG.standard_normal(n)
+    vj.set_memory_budget(64 * 1024)
+    try:
+        diag = vj.jacobian(lambda x: x * vj.constant(v), mode="rev")(u).numpy()
+        dense_f = vj.jacobian(lambda x: vj.exp(x) * vj.reduce_sum(x), mode="rev")
+        dense = dense_f(u).numpy()
+    finally:
+        vj.set_memory_budget(None)
+    np.testing.assert_array_equal(diag, np.diag(v))
+    expected = np.diag(np.exp(u) * u.sum()) + np.exp(u)[:, None]
+    np.testing.assert_allclose(dense, expected, rtol=1e-12)
 
 
 def test_a_traced_function_rechecks_the_zeros_of_a_joined_piece():

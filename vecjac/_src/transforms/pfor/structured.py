@@ -60,11 +60,22 @@ class LazyStacked(StackedTensor):
         if plain is None:
             plain = self._materialize()
             StackedTensor._plain.__set__(self, plain)
+            self._pfor.dense_bytes += plain._value.nbytes
         return plain
 
     @property
     def _value(self):
         return self._plain._value
+
+    @property
+    def held_bytes(self):
+        """The memory of the structured form itself (pfor's count of loop values)."""
+        return self.d._value.nbytes
+
+    def write_rows(self, out, zeroed):
+        """Write all iterations into the ndarray `out` of shape (iters, *S), as a chunked
+        loop fills its result; `zeroed`: out holds zeros already."""
+        out[...] = self._plain._value
 
 
 class OneHotStacked(LazyStacked):
@@ -99,6 +110,19 @@ class OneHotStacked(LazyStacked):
         """Size of the one-hot (trailing) part of S."""
         return int(math.prod(self.S[self.lead:]))
 
+    @property
+    def held_bytes(self):
+        return self.d._value.nbytes + self.pos.nbytes
+
+    def write_rows(self, out, zeroed):
+        if self.lead or not out.flags.c_contiguous:
+            return LazyStacked.write_rows(self, out, zeroed)
+        flat = out.reshape(len(self.pos), -1)
+        if not zeroed:
+            flat[...] = 0
+        flat[np.arange(len(self.pos)), self.pos] = self.d._value
+        return None
+
     def with_(self, d=None, shape=None, pos=None):
         """A new structured value on the same loop (new id): d, shape or pos replaced."""
         return OneHotStacked(self.d if d is None else d, self.pos if pos is None else pos,
@@ -129,6 +153,10 @@ class OuterStacked(LazyStacked):
 
     def _materialize(self):
         return apply(lib.OuterRows, self.d, self.r)
+
+    @property
+    def held_bytes(self):
+        return self.d._value.nbytes + self.r._value.nbytes
 
 
 def kinds(*classes):
