@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import vecjac as vj
+from vecjac._src.core.registry import REGISTRY
 from vecjac._src.transforms.pfor import pfor as pfor_module
 from vecjac._src.transforms.pfor import structured
 from vecjac._src.transforms.pfor.banded import BandStacked
@@ -70,7 +71,16 @@ CASES = {
     "pad with zeros": lambda i: vj.pad(hot(i)[1:], [[2, 1]]) - vj.pad(hot(i), [[0, 2]]),
     "pad the leading axis of a matrix": lambda i: vj.pad(vj.reshape(hot(i, 12), (4, 3)),
                                                          [[1, 0], [0, 0]]),
+    "product rule of one-hots": lambda i: REGISTRY["MulAdd"](
+        hot(i), vj.constant(V), vj.constant(M[:, 0]), hot(i) * 2.0),
+    "product rule of bands": lambda i: REGISTRY["MulAdd"](
+        vj.constant(V6), hot(i)[1:], hot(i)[:-1] - hot(i)[1:], vj.gather(vj.constant(M[:-1].T),
+                                                                         i % 3)),
     # the dense path, where the structure would not hold
+    "product rule with a dense product": lambda i: REGISTRY["MulAdd"](
+        hot(i), vj.constant(V), vj.gather(vj.constant(M.T), i % 3), vj.constant(V)),
+    "product rule with inf": lambda i: REGISTRY["MulAdd"](
+        hot(i)[1:], vj.constant(np.r_[np.inf, V6[1:]]), hot(i)[:-1], vj.constant(V6)),
     "pad another axis": lambda i: vj.pad(vj.reshape(hot(i, 12), (4, 3)), [[0, 0], [1, 0]]),
     "pad with ones": lambda i: vj.pad(hot(i), [[1, 0]], constant_values=1.0),
     "slice of another axis": lambda i: vj.reshape(hot(i, 12), (4, 3))[:, 1:],
@@ -121,8 +131,9 @@ def _bratu(n, lam=1.0):
 
 
 @pytest.mark.parametrize("mode", ["fwd", "rev"])
-def test_a_stencil_stays_banded_in_both_modes(monkeypatch, mode):
-    F, _ = _bratu(9)
+@pytest.mark.parametrize("residual", ["bratu", "burgers"])
+def test_a_stencil_stays_banded_in_both_modes(monkeypatch, mode, residual):
+    F, _ = (_bratu if residual == "bratu" else _burgers)(9)
     kinds = []
     process = pfor_module.PFor.process
 
@@ -138,17 +149,37 @@ def test_a_stencil_stays_banded_in_both_modes(monkeypatch, mode):
     assert ("AddV2", "BandStacked") in after_seed
 
 
+def _burgers(n, nu=0.1):
+    h = 1.0 / (n + 1)
+
+    def F(u):
+        z = vj.zeros([1], dtype=u.dtype)
+        up = vj.concat([u[1:], z], 0)
+        um = vj.concat([z, u[:-1]], 0)
+        return u * (up - um) / (2 * h) - nu * (um - 2.0 * u + up) / (h * h) + vj.sin(u) * up
+
+    def jacobian(u):
+        up, um = np.r_[u[1:], 0.0], np.r_[0.0, u[:-1]]
+        main = (up - um) / (2 * h) + 2 * nu / h ** 2 + np.cos(u) * up
+        upper = u[:-1] / (2 * h) - nu / h ** 2 + np.sin(u[:-1])
+        lower = -u[1:] / (2 * h) - nu / h ** 2
+        return np.diag(main) + np.diag(upper, 1) + np.diag(lower, -1)
+    return F, jacobian
+
+
+@pytest.mark.parametrize("residual", [_bratu, _burgers])
 @pytest.mark.parametrize("mode", ["fwd", "rev"])
-def test_banded_jacobian_equals_the_dense_path(monkeypatch, mode):
-    """The same numbers as dense seeds give, exactly (the rules do the dense arithmetic)."""
+def test_banded_jacobian_equals_the_dense_path(monkeypatch, mode, residual):
+    """The same numbers as dense seeds give, exactly (the rules do the dense arithmetic);
+    Burgers' products run the product rule (MulAdd) on bands in forward mode."""
     n = 40
-    F, jacobian = _bratu(n)
+    F, jacobian = residual(n)
     u = np.linspace(0.0, 0.3, n)
     banded = vj.jacobian(F, mode=mode)(u).numpy()
     monkeypatch.setattr(structured, "ENABLED", False)
     dense = vj.jacobian(F, mode=mode)(u).numpy()
     np.testing.assert_array_equal(banded, dense)
-    np.testing.assert_allclose(banded, jacobian(u), rtol=1e-12)
+    np.testing.assert_allclose(banded, jacobian(u), rtol=1e-12, atol=1e-9)
 
 
 def test_the_banded_nonzeros_are_differentiable_by_an_outer_tape(monkeypatch):

@@ -177,6 +177,7 @@ class MulAdd(Op):
     samples = (Sample(lambda a, b, c, d: apply(MulAdd, a, b, c, d), Arg.float(2, "n"),
                       Arg.float("n"), Arg.float(2, 1), Arg.float()),)
     converter = broadcasting
+    structured = banded.mul_add
 
     def forward(self, a, b, c, d):
         if a.ndim != b.ndim and a.size >= kernels.NUMBA_MIN_SIZE:  # stacked tangents

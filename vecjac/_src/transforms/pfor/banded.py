@@ -16,7 +16,8 @@ may hold anything there, and layout rules that move such an entry into range zer
 The rules keep the dense arithmetic at every position, bit for bit: x +/- y applies the
 op to both operands' entries at every offset of either (0 where one has none, as the
 dense value holds); x * v and x / v scale d by v's values at the entries, when v is
-finite (and nonzero, for /), so that the zeros in between stay zeros (0 * inf is NaN).
+finite (and nonzero, for /), so that the zeros in between stay zeros (0 * inf is NaN);
+a * b + c * d (MulAdd, the product rule) likewise.
 Layout rules act on the leading axis, a contiguous range of flat positions: slices,
 concat with loop-invariant zeros, split (the gradient of concat), the gradient of a
 slice, and padding with zeros. Each wraps the one-hot family rule of structured.py, so an op block names one
@@ -234,6 +235,39 @@ def scale(op, cx, x, y):
     if type(x) is BandStacked:
         return _scaled(op, cx, x, y, cx.stacked[1], finite)
     return _scaled(op, cx, y, x, cx.stacked[0], finite)
+
+
+@kinds(OneHotStacked, BandStacked)
+def mul_add(op, cx, a, b, c, d):
+    """a * b + c * d (the product rule's tangent) with one structured factor in each
+    product and a finite plain one: one-hots at the same places stay one-hot, bands on
+    the same base positions give a band over the offsets of both; the op itself runs on
+    the entries (zeros where one product has none), so the dense rounding is kept."""
+    loop = cx.loop
+    terms = []
+    for x, y, sx, sy in ((a, b, cx.stacked[0], cx.stacked[1]),
+                         (c, d, cx.stacked[2], cx.stacked[3])):
+        x_structured, y_structured = is_structured(x, loop), is_structured(y, loop)
+        if x_structured == y_structured:
+            return NotImplemented
+        s, v, v_stacked = (x, y, sy) if x_structured else (y, x, sx)
+        if not finite(v) or not _fits(v.shape[1:] if v_stacked else v.shape, s.S):
+            return NotImplemented
+        terms.append((s, v, v_stacked))
+    (s1, v1, st1), (s2, v2, st2) = terms
+    n = cx.iters
+    if type(s1) is OneHotStacked and type(s2) is OneHotStacked and \
+            structured.same_positions(s1, s2):
+        return s1.with_(d=apply(op, s1.d, values_at(v1, st1, s1, n), s2.d,
+                                values_at(v2, st2, s2, n)))
+    b1, b2 = as_band(s1, loop), as_band(s2, loop)
+    if b1 is None or b2 is None or b1.S != b2.S or not _same_base(b1, b2) or not b1.size_:
+        return NotImplemented
+    offs = tuple(sorted(set(b1.off) | set(b2.off)))
+    at = b1.with_(off=offs)  # where the union's entries read the factors
+    out = apply(op, _spread(b1.d, b1.off, offs), _band_values(v1, st1, at, n),
+                _spread(b2.d, b2.off, offs), _band_values(v2, st2, at, n))
+    return BandStacked(out, b1.pos, offs, b1.S, loop)
 
 
 @kinds(OneHotStacked, BandStacked)
