@@ -75,9 +75,11 @@ def exact(u):
 
 def check(name, J, reference):
     J = np.asarray(J)
-    if J.shape != reference.shape or not np.allclose(J, reference, rtol=1e-12, atol=1e-6):
+    if J.shape != reference.shape:
+        raise AssertionError(f"{name}: a Jacobian of shape {J.shape}")
+    if not np.allclose(J, reference, rtol=1e-12, atol=1e-6):
         raise AssertionError(f"{name}: wrong Jacobian (max error "
-                             f"{np.max(np.abs(J - reference)) if J.shape == reference.shape else J.shape})")
+                             f"{np.max(np.abs(J - reference))})")
 
 
 def write_once(n):

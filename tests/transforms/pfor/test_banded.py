@@ -9,7 +9,6 @@ import vecjac as vj
 from vecjac._src.core.registry import REGISTRY
 from vecjac._src.transforms.pfor import pfor as pfor_module
 from vecjac._src.transforms.pfor import structured
-from vecjac._src.transforms.pfor.banded import BandStacked
 from vecjac.testing import check_pfor
 from vecjac.vectorize import pfor
 
@@ -53,7 +52,8 @@ CASES = {
     "concat of three pieces": lambda i: vj.concat([hot(i)[2:], z(3), hot(i)[:2] - hot(i)[1:3]], 0),
     "stencil": lambda i: stencil(hot(i)),
     "stencil through numpy": lambda i: np.diff(hot(i), 2, prepend=0.0, append=0.0) / 4.0,
-    "sum of shifts, then scale by a vector": lambda i: (hot(i)[1:] + hot(i)[:-1]) * vj.constant(V6),
+    "sum of shifts, then scale by a vector": lambda i: (hot(i)[1:] + hot(i)[:-1]) *
+        vj.constant(V6),
     "scale by a stacked dense value": lambda i: (hot(i)[1:] - hot(i)[:-1]) *
         vj.gather(vj.constant(M[:-1].T), i % 3),
     "scale by a stacked scalar": lambda i: (hot(i)[1:] - hot(i)[:-1]) * vj.cast(i, vj.float64),

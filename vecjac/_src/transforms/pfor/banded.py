@@ -17,10 +17,10 @@ The rules keep the dense arithmetic at every position, bit for bit: x +/- y appl
 op to both operands' entries at every offset of either (0 where one has none, as the
 dense value holds); x * v and x / v scale d by v's values at the entries, when v is
 finite (and nonzero, for /), so that the zeros in between stay zeros (0 * inf is NaN);
-a * b + c * d (MulAdd, the product rule) likewise.
-Layout rules act on the leading axis, a contiguous range of flat positions: slices,
-concat with loop-invariant zeros, split (the gradient of concat), the gradient of a
-slice, and padding with zeros. Each wraps the one-hot family rule of structured.py, so an op block names one
+a * b + c * d (MulAdd, the product rule) likewise. Layout rules act on the leading
+axis, a contiguous range of flat positions: slices, concat with loop-invariant zeros,
+split (the gradient of concat), the gradient of a slice, and padding with zeros. The
+elementwise rules wrap structured.py's one-hot family rules, so an op block names one
 rule for both kinds. Every other op sees the dense value (ScatterBand: zeros and one
 scatter); a chunked loop writes a banded output straight into its result (write_rows).
 """

@@ -102,9 +102,10 @@ class JacobianMixin:
     _consume, _entries: (op, inputs, outputs, attrs) tuples, and _persistent)."""
 
     def _auto_chunk(self, what, iters, result_shape, dtype, row_extra):
-        """The chunks from the memory budget (a ChunkPlan, vecjac/_src/core/memory.py), or None. One
-        iteration's working memory is estimated from the recorded values: cotangents of
-        the largest of them, a few at a time, plus `row_extra` elements of its row."""
+        """The chunks from the memory budget (a ChunkPlan, vecjac/_src/core/memory.py), or
+        None. One iteration's working memory is estimated from the recorded values:
+        cotangents of the largest of them, a few at a time, plus `row_extra` elements of
+        its row (the later chunks are sized from what the first used)."""
         result_bytes = check_fits(what, result_shape, dtype)
         largest = max((o.size for e in self._entries for o in e[2]), default=0)
         row_bytes = (6 * largest + row_extra) * np.dtype(dtype).itemsize
