@@ -167,7 +167,7 @@ def test_lib_only_where_an_import_cannot_be(module):
 # The cycles of imports plus lib references, each a set of mutually recursive rules:
 # - the primitive families that every rule uses (sum, broadcast, cast, where, gather ...)
 #   and the rule families that their blocks name (forward.rules, pfor.converters,
-#   pfor.structured, the element-wise unary family's base), whose rules build ops of
+#   pfor.structured, pfor.banded, the element-wise unary family's base), whose rules build ops of
 #   those families (prod's gradient scans with cumprod, whose gradient sums);
 #   core.dispatch's public convert_to_tensor stacks nested lists of Tensors (lib.stack);
 # - the determinant's gradient (the adjugate) and the adjugate's rules (svd, det).
@@ -177,8 +177,8 @@ KNOWN_CYCLES = [
      "ops.elementwise.arithmetic", "ops.elementwise.complex_parts",  # conj in rules
      "ops.elementwise.family", "ops.elementwise.logic",
      "ops.elementwise.unary", "ops.linalg.products", "ops.reduce.cumulative",
-     "ops.reduce.reductions", "transforms.forward.rules", "transforms.pfor.converters",
-     "transforms.pfor.structured"},
+     "ops.reduce.reductions", "transforms.forward.rules", "transforms.pfor.banded",
+     "transforms.pfor.converters", "transforms.pfor.structured"},
     {"ops.linalg.adjugate", "ops.linalg.decomposition", "ops.linalg.diag_band",
      "ops.linalg.matrix"},
 ]

@@ -135,6 +135,25 @@ def test_structured_finiteness_follows_the_value():
     np.testing.assert_array_equal(jac(True), jac(False))
 
 
+def test_structured_divisor_and_zeros_checks_follow_the_value():
+    """finite_nonzero (a banded numerator's divisor) and all_zeros (a piece joined to a
+    band) are remembered per value array: a Variable's new value is checked again."""
+    n = 300
+    w = vj.Variable(np.full(n - 1, 2.0))
+    piece = vj.Variable(np.zeros(1))
+
+    def loop_fn(i):
+        hot = vj.one_hot(i, n)
+        return vj.concat([(hot[1:] - hot[:-1]) / w, piece.read_value()], 0)
+    for w_value, piece_value in ((2.0, 0.0), (0.0, 0.0), (2.0, 1.0), (2.0, 0.0)):
+        w.assign(np.full(n - 1, w_value))
+        piece.assign(np.full(1, piece_value))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            got = vj.vectorize.pfor(loop_fn, n).numpy()
+            want = vj.vectorize.for_loop(loop_fn, n).numpy()
+        np.testing.assert_array_equal(got, want)
+
+
 # -- pure functions: keyed by all their arguments, results read-only ---------------------
 @pytest.mark.parametrize("fn", [einsum._parse_equation, onehot._column_seeds,
                                 tape_jacobians._probe_weights])

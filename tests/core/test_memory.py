@@ -223,6 +223,23 @@ def test_budget_chunks_into_one_result_within_one_and_a_half_times(mode):
     assert peak <= 1.5 * out.numpy().nbytes, (peak, out.numpy().nbytes)
 
 
+def test_later_chunks_are_sized_from_what_the_first_used():
+    """ChunkPlan: the estimate sizes the first chunk; a chunk that created fewer bytes of
+    loop values per iteration (twice that, for converters' temporaries) lets the next
+    ones grow, never beyond the estimate's rows when it used more."""
+    from vecjac._src.core import memory
+    vj.set_memory_budget(100_000)
+    try:
+        assert memory.chunk_plan(100, 1_000, 10 ** 6) is None  # one chunk fits
+        plan = memory.chunk_plan(1000, 1_000, 10 ** 6)
+    finally:
+        vj.set_memory_budget(None)
+    assert plan.first == 100
+    assert plan.next_rows(used_bytes=100 * 50, rows=100) == 1000   # 100 bytes a row
+    assert plan.next_rows(used_bytes=100 * 5_000, rows=100) == 100  # the estimate holds
+    assert plan.next_rows(used_bytes=0, rows=100) == 100_000
+
+
 def test_budget_chunks_show_progress(monkeypatch):
     bars = []
 

@@ -33,7 +33,7 @@ from vecjac._src.api.functional import main_output, gradient_function
 from vecjac._src.core import nest
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.loans import lending
-from vecjac._src.core.memory import check_fits, chunk_rows
+from vecjac._src.core.memory import check_fits, chunk_plan
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
 from vecjac._src.ops.array.creation import zeros
@@ -41,7 +41,8 @@ from vecjac._src.ops.array.onehot import OneHot
 from vecjac._src.ops.array.shaping import Reshape, Transpose
 from vecjac._src.ops.elementwise.arithmetic import Sub
 from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
-from vecjac._src.transforms.pfor.pfor import _check_parallel_iterations, for_loop, pfor
+from vecjac._src.transforms.pfor.pfor import (_check_parallel_iterations, for_loop, pfor,
+                                             pfor_budgeted)
 from vecjac._src.transforms.tape.tape import GradientTape
 
 _ZERO = UnconnectedGradients.ZERO
@@ -97,11 +98,12 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
     sizes = [x.size for x in flat]
     n = sum(sizes)
     seen = {}
+    plan = None
     if p is None and n > 1 and out_sizes is not None:
         # the memory budget: one iteration holds tangents of about the outputs' size
         itemsize = flat[0].dtype.itemsize
         result_bytes = check_fits(what, (sum(out_sizes), n), flat[0].dtype)
-        p = chunk_rows(n, 16 * (sum(out_sizes) + n) * itemsize, result_bytes)
+        plan = chunk_plan(n, 16 * (sum(out_sizes) + n) * itemsize, result_bytes)
 
     def loop_fn(i):
         tangents, offset = [], 0
@@ -122,13 +124,17 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
         if not seen:
             warn_if_independent(what, ys, acc.has_tangent)
         seen.update(y=y, aux=aux, ys=ys)
-        return [acc.tangent_or_zeros(t) for t in ys]
+        columns = [acc.tangent_or_zeros(t) for t in ys]
+        acc.release()  # the seeds go now, not at the next garbage collection
+        return columns
 
     if n == 0:  # nothing to seed: f once for the output shapes
         loop_fn(Tensor(np.asarray(0)))
         columns = [zeros((0,) + t.shape, dtype=t.dtype) for t in seen["ys"]]
     elif p == 1 or n <= _LOOP_SEEDS:
         columns = for_loop(loop_fn, n, progress="jacfwd" if progress else False)
+    elif plan is not None:
+        columns = pfor_budgeted(loop_fn, n, plan, progress="jacfwd" if progress else False)
     else:
         columns = pfor(loop_fn, n, parallel_iterations=p,
                        progress="jacfwd" if progress else False)

@@ -8,7 +8,10 @@ a working-memory budget, so that the peak stays near the result itself:
   sparse Jacobians, vj.dask.jacobian for blocks on a cluster);
 - each chunk may use at most a third of the result's size and a quarter of the memory
   available at import, but never less than 64 MiB, below which chunking only costs time;
-  `vj.set_memory_budget(nbytes)` sets the working memory per chunk instead.
+  `vj.set_memory_budget(nbytes)` sets the working memory per chunk instead;
+- the first chunk is sized from the caller's estimate of one iteration's working memory,
+  the later ones from what the first used (ChunkPlan), when that is less: seeds that stay
+  structured run in two chunks, each written straight into the result.
 """
 import math
 import os
@@ -71,11 +74,35 @@ def check_fits(what, shape, dtype):
     return nbytes
 
 
-def chunk_rows(iters, row_bytes, result_bytes):
-    """Iterations per chunk for `iters` iterations of about `row_bytes` working memory each,
-    or None when one chunk fits. A budget set with set_memory_budget is taken as it is."""
+class ChunkPlan:
+    """Iterations per chunk of a loop sized by the memory budget. The first chunk runs
+    `first` iterations, from the caller's estimate of one iteration's working memory
+    (`row_bytes`); each later chunk is sized from what the chunks before used, as pfor
+    counts it (the bytes of the loop values they created, dense or structured: an upper
+    bound of what they held at once, converters' own temporaries aside, hence twice that),
+    when that is less than the estimate. Structured Jacobian seeds that stay structured
+    (one-hot, banded: a few numbers per iteration) so run in two chunks instead of many."""
+
+    __slots__ = ("first", "budget", "row_bytes")
+
+    def __init__(self, first, budget, row_bytes):
+        self.first = first
+        self.budget = budget
+        self.row_bytes = row_bytes
+
+    def next_rows(self, used_bytes, rows):
+        """Iterations for the next chunk after one of `rows` iterations that created loop
+        values of `used_bytes` bytes."""
+        per_row = min(self.row_bytes, 2 * used_bytes / max(rows, 1))
+        return max(1, int(self.budget // max(per_row, 1)))
+
+
+def chunk_plan(iters, row_bytes, result_bytes):
+    """The chunks of `iters` iterations of about `row_bytes` working memory each: a
+    ChunkPlan, or None when one chunk fits. A budget set with set_memory_budget is taken
+    as it is."""
     explicit = _settings["budget"]
     budget = explicit if explicit is not None else \
         max(_MIN_CHUNK_BYTES, min(_DEFAULT, result_bytes // 3))
     rows = max(1, int(budget // max(row_bytes, 1)))
-    return None if rows >= iters else rows
+    return None if rows >= iters else ChunkPlan(rows, budget, row_bytes)

@@ -25,6 +25,7 @@ from vecjac._src.ops.elementwise.arithmetic import add, multiply
 from vecjac._src.ops.elementwise.logic import cast, less, where
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
+from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.sparsity import patterns
 
 __all__ = ["gather", "gather_nd"]  # getitem is Tensor.__getitem__ (ops/operators.py)
@@ -244,6 +245,7 @@ class StridedSlice(Op):
                Sample("strided_slice", Arg.float(4, 3), [0, 1], [4, 3], [2, 1]),
                Sample("slice", Arg.float(4, "n"), [1, 0], [2, -1]),
                Sample("getitem", Arg.float(3, "n"), (slice(10, 20),)))  # an empty result
+    structured = banded.leading_slice
 
     def forward(self, x, key):
         return x[key]
@@ -264,6 +266,7 @@ class StridedSliceGrad(Op):
     pattern = patterns.layout
     jvp = linear
     covered_by = "StridedSlice"
+    structured = banded.leading_slice_grad
 
     def forward(self, g, shape, key):
         out = np.zeros(shape, dtype=g.dtype)

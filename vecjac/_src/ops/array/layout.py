@@ -24,6 +24,7 @@ from vecjac._src.ops.elementwise.logic import (cast, equal, logical_and, logical
                                                where)
 from vecjac._src.ops.reduce.reductions import reduce_any, reduce_sum
 from vecjac._src.transforms.forward.rules import linear
+from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import axis_shift
 from vecjac._src.transforms.sparsity import patterns
 
@@ -90,6 +91,7 @@ class PadV2(Op):
     samples = (Sample("pad", Arg.float(2, "n"), [[1, 0], [2, 1]]),
                Sample("pad", Arg.float("n", 2), [[0, 1], [1, 1]], constant_values=Arg.float()))
     samples += (Sample("pad", Arg.float("m", 2), [[1, 1], [0, 1]], dim_range=(0, 3)),)
+    structured = banded.leading_pad
 
     def forward(self, x, constant_values, paddings):
         # a filled array and one slice assignment: np.pad's Python takes 25 us per call

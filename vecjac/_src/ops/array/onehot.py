@@ -4,6 +4,8 @@ ScatterRows / GatherRows: place row a of a (n, w) block at position pos[a] of an
 of size M, and read it back. They build structured loop values densely (see
 vecjac/_src/transforms/pfor/structured.py) and are each other's gradient, so structured paths stay
 differentiable to any order. Leading axes are batch axes, which is also their converter.
+ScatterBand / GatherBand do the same for K entries per row at positions pos[a] + off[j]
+(banded structured values, vecjac/_src/transforms/pfor/banded.py).
 """
 import functools
 
@@ -23,6 +25,7 @@ from vecjac._src.ops.linalg.products import matmul
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear, multilinear
 from vecjac._src.transforms.pfor import structured
+from vecjac._src.transforms.pfor.banded import band_entries
 from vecjac._src.transforms.pfor.converters import elementwise
 from vecjac._src.transforms.pfor.structured import OneHotStacked
 from vecjac._src.transforms.sparsity import patterns
@@ -68,6 +71,52 @@ def scatter_rows(values, pos, size):
     """(n, w) rows placed at positions `pos` (n,) of a new axis of `size`: (n, size, w)."""
     complex_rules = True
     return apply(ScatterRows, values, pos=np.asarray(pos), size=int(size))
+
+
+@register
+class ScatterBand(Op):
+    """d (..., n, K) -> (..., n, size): row a holds d[..., a, j] at position pos[a] + off[j]
+    (positions outside [0, size) dropped), zeros elsewhere. The dense value of a banded
+    structured loop value (vecjac/_src/transforms/pfor/banded.py); GatherBand is its
+    adjoint."""
+    complex_rules = True
+    pattern = patterns.layout
+    jvp = linear
+    converter = elementwise
+    samples = (Sample(lambda d: apply(ScatterBand, d, pos=np.array([0, 2, 3]), off=(-1, 0, 2),
+                                      size=4), Arg.float(3, 3)),)
+
+    def forward(self, d, pos, off, size):
+        n = d.shape[-2]
+        out = np.zeros(d.shape[:-2] + (n, size), dtype=d.dtype)
+        rows, j, cols = band_entries(pos, off, size)
+        out[..., rows, cols] = d[..., rows, j]
+        return out
+
+    def gradient(self, e, g):
+        return apply(GatherBand, g, pos=e.attrs["pos"], off=e.attrs["off"])
+
+
+@register
+class GatherBand(Op):
+    """g (..., n, size) -> (..., n, K): g[..., a, pos[a] + off[j]], zero where that
+    position is outside [0, size). The adjoint of ScatterBand."""
+    complex_rules = True
+    pattern = patterns.layout
+    jvp = linear
+    converter = elementwise
+    covered_by = "ScatterBand"  # its gradient
+
+    def forward(self, g, pos, off):
+        n, size = g.shape[-2:]
+        out = np.zeros(g.shape[:-2] + (n, len(off)), dtype=g.dtype)
+        rows, j, cols = band_entries(pos, off, size)
+        out[..., rows, j] = g[..., rows, cols]
+        return out
+
+    def gradient(self, e, g):
+        return apply(ScatterBand, g, pos=e.attrs["pos"], off=e.attrs["off"],
+                     size=e.inputs[0].shape[-1])
 
 
 @register

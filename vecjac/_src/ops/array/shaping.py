@@ -15,7 +15,7 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_bool, as_int, as_shape, normalize_axes, normalize_axis
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.transforms.forward.rules import linear
-from vecjac._src.transforms.pfor import structured as structured_rules
+from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import elementwise
 from vecjac._src.transforms.sparsity import patterns
 
@@ -29,7 +29,7 @@ class Identity(Op):
     fusible_layout = True
     pattern = patterns.elementwise
     jvp = linear
-    structured = structured_rules.passthrough
+    structured = banded.passthrough
     samples = (Sample("identity", Arg.float(2, "n")), Sample("identity", Arg.float()))
     converter = elementwise
 
@@ -99,7 +99,7 @@ class Reshape(Op):
     fusible_layout = True
     pattern = patterns.layout
     jvp = linear
-    structured = structured_rules.passthrough
+    structured = banded.passthrough
     samples = (Sample("reshape", Arg.float(2, 3, "n"), (3, -1)),
                Sample("reshape", Arg.float(), (1, 1)),
                Sample("reshape", Arg.float("n", 2), (-1,)))
@@ -249,6 +249,7 @@ class ConcatV2(Op):
                Sample("concat", [Arg.float("n", 2), Arg.float("n", 1)], axis=-1))
     samples += (Sample("concat", [Arg.float("m", 2), Arg.float("n", 2)], axis=0,
                        dim_range=(0, 3)),)
+    structured = banded.leading_concat
 
     def forward(self, *xs, axis):
         return np.concatenate(xs, axis=axis)
@@ -372,6 +373,7 @@ class SplitV(Op):
                Sample("split", Arg.float("n", 5), [1, 3, 1], axis=1),
                Sample("split", Arg.float(4, "n"), [1, 3, 0]))  # an empty piece
     n_outputs = None
+    structured = banded.leading_split
 
     def forward(self, x, bounds, axis):
         return tuple(np.split(x, bounds, axis=axis))

@@ -22,7 +22,7 @@ from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, le
 from vecjac._src.ops.elementwise.unary import floor, log, square
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
-from vecjac._src.transforms.pfor import structured as structured_rules
+from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.function import fusion
 from vecjac._src.transforms.sparsity import patterns
@@ -84,7 +84,7 @@ class Add(Op):
                Sample("add", Arg.float(), Arg.float(3)))
     samples += (Sample("add", Arg.float("m", 1), Arg.float("n"), dim_range=(0, 3)),)
     converter = broadcasting
-    structured = structured_rules.add_like
+    structured = banded.add_like
 
     def forward(self, x, y):
         if x.ndim == 3 and x.size >= kernels.NUMBA_MIN_SIZE and not (
@@ -116,7 +116,7 @@ class Sub(Op):
                Sample("subtract", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("subtract", Arg.float(), Arg.float(3)))
     converter = broadcasting
-    structured = structured_rules.add_like
+    structured = banded.add_like
 
     def forward(self, x, y):
         return x - y
@@ -142,7 +142,7 @@ class Mul(Op):
                Sample("multiply", Arg.float(), Arg.float(3)))
     samples += (Sample("multiply", Arg.float("m", "n"), Arg.float("n"), dim_range=(0, 3)),)
     converter = broadcasting
-    structured = structured_rules.scale
+    structured = banded.scale
 
     def forward(self, x, y):
         if x.ndim != y.ndim and (x.size >= kernels.NUMBA_MIN_SIZE or
@@ -177,6 +177,7 @@ class MulAdd(Op):
     samples = (Sample(lambda a, b, c, d: apply(MulAdd, a, b, c, d), Arg.float(2, "n"),
                       Arg.float("n"), Arg.float(2, 1), Arg.float()),)
     converter = broadcasting
+    structured = banded.mul_add
 
     def forward(self, a, b, c, d):
         if a.ndim != b.ndim and a.size >= kernels.NUMBA_MIN_SIZE:  # stacked tangents
@@ -221,6 +222,7 @@ class RealDiv(Op):
                Sample("divide", Arg.float(2, 1, 3), Arg.positive("m", 1)),
                Sample("divide", Arg.float(), Arg.positive(3)))
     converter = broadcasting
+    structured = banded.divide
 
     def forward(self, x, y):
         return x / y
@@ -388,7 +390,7 @@ class Neg(Op):
     jvp = linear
     samples = (Sample("negative", Arg.float(2, "n")), Sample("negative", Arg.float()))
     converter = elementwise
-    structured = structured_rules.map_d(lambda d: negative(d))
+    structured = banded.map_d(lambda d: negative(d))
 
     def forward(self, x):
         return np.negative(x)

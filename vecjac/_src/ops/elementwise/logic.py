@@ -14,7 +14,7 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.transforms.forward.rules import linear
-from vecjac._src.transforms.pfor import structured as structured_rules
+from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.sparsity import patterns
 
@@ -103,7 +103,7 @@ class Cast(Op):
                Sample("cast", Arg.float(2, "n"), "int32", no_grad="integer output"),
                Sample("cast", Arg.int("n", hi=5), "float64"))
     converter = elementwise
-    structured = structured_rules.map_d(lambda d, dtype: cast(d, dtype))
+    structured = banded.map_d(lambda d, dtype: cast(d, dtype))
 
     def forward(self, x, dtype):
         if x.dtype.kind == "c" and dtype.kind != "c":  # TF: the real part, explicitly

@@ -103,6 +103,13 @@ class ForwardAccumulator(Transform):
         found = self._tangents.get(y._tid)
         return lib.zeros_like(y) if found is None else found
 
+    def release(self):
+        """Drop every tangent. For vecjac's own one-use accumulators (jacfwd's, one per
+        chunk): the weak references on its outputs call back into the accumulator, a
+        cycle that only a garbage collection frees, with the seeds it holds."""
+        self._tangents.clear()
+        self._ref_tids.clear()
+
     def has_tangent(self, y):
         """Whether Tensor y has a tangent (it depends on the primals)."""
         return y._tid in self._tangents

@@ -26,6 +26,7 @@ from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.progress import chunk_progress
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
+from vecjac._src.transforms.pfor.chunks import run_chunked
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.pfor.fallback import while_loop_fallback
 from vecjac._src.transforms.pfor.pfor_config import with_config
@@ -74,6 +75,9 @@ class PFor(Transform):
         self.active = True
         self.index = StackedTensor(Tensor(np.arange(offset, offset + iters)), self)
         self._local = None
+        # bytes of the loop values created so far (dense stacked values and structured
+        # forms): the working memory a chunked Jacobian sizes its next chunks from
+        self.dense_bytes = 0
 
     @property
     def local_index(self):
@@ -128,6 +132,7 @@ class PFor(Transform):
             outs = [outs] if single else list(outs)
             for k, o in enumerate(outs):
                 if is_structured(o, self):
+                    self.dense_bytes += o.held_bytes
                     continue  # already a loop value, with an id of its own
                 unstacked = type(o) is Unstacked
                 t = o.tensor if unstacked else o
@@ -136,7 +141,9 @@ class PFor(Transform):
                     if x._tid == tid:  # a pass-through needs its own id on inner tapes
                         t = lib.identity(t)
                         break
-                outs[k] = t if unstacked else StackedTensor(t, self)
+                if not unstacked:
+                    self.dense_bytes += t._value.nbytes
+                    outs[k] = StackedTensor(t, self)
         finally:
             unhide(hidden)
         outputs = tuple(outs)
@@ -179,8 +186,11 @@ class PFor(Transform):
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
             out = out if type(out) is np.ndarray else np.asarray(out)
+            self.dense_bytes += out.nbytes
             return StackedTensor(own_output(out, borrowed) if borrowed else Tensor(out), self)
-        return tuple([StackedTensor(own_output(np.asarray(o), borrowed), self) for o in out])
+        outs = [np.asarray(o) for o in out]
+        self.dense_bytes += sum([o.nbytes for o in outs])
+        return tuple([StackedTensor(own_output(o, borrowed), self) for o in outs])
 
     def _layout_fast(self, op, tensors, attrs):
         """A layout op (getitem, stack, transpose) on plain stacked inputs only, when no
@@ -196,8 +206,9 @@ class PFor(Transform):
                 return None
             plain.append(t._plain)
         out = op.forward(*[t._value for t in plain], **op.stacked_attrs(**attrs))
-        return StackedTensor(own_output(out if type(out) is np.ndarray else np.asarray(out),
-                                        plain), self)  # (views of a lent view: lent)
+        out = out if type(out) is np.ndarray else np.asarray(out)
+        self.dense_bytes += out.nbytes
+        return StackedTensor(own_output(out, plain), self)  # (views of a lent view: lent)
 
     def _batched_fast(self, op, tensors, attrs):
         """An op whose forward vectorizes by itself (`stacked_forward`: MatVec with a
@@ -218,6 +229,7 @@ class PFor(Transform):
         if out is None:
             return None
         out = own_output(out if type(out) is np.ndarray else np.asarray(out), plain)
+        self.dense_bytes += out._value.nbytes
         return StackedTensor(out, self)  # (a view of a caller's matrix: lent or copied)
 
     @contextlib.contextmanager
@@ -243,13 +255,15 @@ class PFor(Transform):
         through apply(). Structured seeds (large), and all seeds under
         VECJAC_NO_FAST_PATHS, go through apply (OneHot's converter)."""
         if not NO_FAST_PATHS and not worth_structuring(self.iters, depth):
-            return StackedTensor(Tensor(seed_rows(self.iters, depth, self.offset,
-                                                  np.dtype(dtype))), self)
+            rows = seed_rows(self.iters, depth, self.offset, np.dtype(dtype))
+            self.dense_bytes += rows.nbytes
+            return StackedTensor(Tensor(rows), self)
         return apply(lib.OneHot, self.index, depth=depth, axis=0, on_value=1, off_value=0,
                      dtype=dtype)
 
     def stacked_view(self, plain):
         """The loop-variant value whose iteration k is plain[k]."""
+        self.dense_bytes += plain._value.nbytes
         return StackedTensor(plain, self)
 
     def plain_view(self, x):
@@ -331,32 +345,34 @@ def _check_parallel_iterations(p, what):
     return int(p)
 
 
-def _finish(out, loop, what="pfor"):
-    """Loop outputs as plain stacked Tensors (loop-invariant ones tiled)."""
+def _finish(out, loop, what="pfor", lazy=False):
+    """Loop outputs as plain stacked Tensors (loop-invariant ones tiled); with `lazy`,
+    structured outputs stay structured (a chunked loop writes them into its result)."""
     def one(x):
         if x is None:
             return None
         if not isinstance(x, Tensor):
             x = convert_to_tensor(x, name=f"{what}: loop_fn output")
         if x._pfor is loop:
-            return x._plain
+            return x if lazy and isinstance(x, LazyStacked) else x._plain
         if x._pfor is not None and x._pfor.level > loop.level:
             raise ValueError("pfor: loop_fn returned a value of an inner loop that has "
                              "finished")
         return ConvertContext(loop, ()).stack(x)
-    if type(out) is list and not any([nest.is_nested(x) for x in out]):
+    if type(out) is list and not lazy and not any([nest.is_nested(x) for x in out]):
         # a flat list (of this loop's values, usually): the common case, no nest walked
         return [x._plain if isinstance(x, Tensor) and x._pfor is loop else one(x)
                 for x in out]
     return [one(x) for x in nest.flatten(out)]
 
 
-def _run_chunk(loop_fn, iters, offset, fallback, warn):
+def _run_chunk(loop_fn, iters, offset, fallback, warn, lazy=False):
+    """(loop_fn's output, its flat loop outputs, the bytes of loop values created)."""
     loop = PFor(iters, offset, fallback, warn)
     loop._push()
     try:
         out = loop_fn(loop.index)
-        flat = _finish(out, loop)
+        flat = _finish(out, loop, lazy=lazy)
     except ValueError as exc:
         reraise_value_left(exc)  # `buf[i] = value`: our TypeError, not NumPy's wrapping
         raise
@@ -364,7 +380,7 @@ def _run_chunk(loop_fn, iters, offset, fallback, warn):
         loop.active = False
         loop.index = loop._local = None  # break the loop <-> index cycle: no GC needed
         loop._pop()
-    return out, flat
+    return out, flat, loop.dense_bytes
 
 
 def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, warn=False,
@@ -396,48 +412,27 @@ def pfor(loop_fn, iters, fallback_to_while_loop=True, parallel_iterations=None, 
         raise ValueError("pfor: parallel_iterations=1 runs one iteration at a time; use "
                          "vj.vectorize.for_loop for a sequential loop")
     loop_fn = with_config(loop_fn, p is not None and p < iters)  # TF's pfor_config
+    return _run(loop_fn, iters, p, None, fallback_to_while_loop, warn, progress)
+
+
+def pfor_budgeted(loop_fn, iters, plan, progress=False):
+    """pfor chunked by a memory budget's ChunkPlan (vecjac/_src/core/memory.py): the
+    first chunk of plan.first iterations, the next ones sized from what it used. For
+    vecjac's own Jacobians (loop_fn and plan built valid); one iteration per chunk is
+    allowed here."""
+    return _run(with_config(loop_fn, True), iters, plan.first, plan, True, False, progress)
+
+
+def _run(loop_fn, iters, p, plan, fallback, warn, progress):
     if p is None or p >= iters:
-        out, flat = _run_chunk(loop_fn, iters, 0, fallback_to_while_loop, warn)
+        out, flat, _ = _run_chunk(loop_fn, iters, 0, fallback, warn)
         return flat if type(out) is list and len(out) == len(flat) and \
             not any([nest.is_nested(x) for x in out]) else nest.pack_sequence_as(out, flat)
 
-    def run(n, start):
-        return _run_chunk(loop_fn, n, start, fallback_to_while_loop, warn)
+    def run(n, start, lazy):
+        return _run_chunk(loop_fn, n, start, fallback, warn, lazy)
     with chunk_progress(progress, iters, "pfor") as bar:
-        return _chunked(run, iters, p, bar)
-
-
-def _chunked(run, iters, p, progress=None):
-    """Run the loop p iterations at a time. With no transform active around the loop,
-    each chunk is written into one preallocated result as it comes (peak: the result plus
-    one chunk); otherwise the chunks are joined with a concat that the transforms see
-    (a Jacobian of a chunked Jacobian stays differentiable)."""
-    direct = not state.stack
-    pieces, buffers, structure = [], None, None
-    for start in range(0, iters, p):
-        n = min(p, iters - start)
-        out, flat = run(n, start)
-        structure = nest.pack_sequence_as(out, [None] * len(flat)) if direct else out
-        if direct:
-            if buffers is None:
-                buffers = [None if x is None else np.empty((iters,) + x.shape[1:], x.dtype)
-                           for x in flat]
-            for buffer, x in zip(buffers, flat):
-                if buffer is not None:
-                    buffer[start:start + n] = x._value
-            del out, flat  # the chunk's arrays go before the next chunk runs
-        else:
-            pieces.append(flat)
-        if progress is not None:
-            progress(n)
-    if direct:
-        return nest.pack_sequence_as(structure, [None if b is None else Tensor(b)
-                                                 for b in buffers])
-    flat = []
-    for k in range(len(pieces[0])):
-        parts = [piece[k] for piece in pieces]
-        flat.append(None if parts[0] is None else lib.concat(parts, axis=0))
-    return nest.pack_sequence_as(structure, flat)
+        return run_chunked(run, iters, p, bar, plan)
 
 
 def for_loop(loop_fn, iters, parallel_iterations=None, progress=False):

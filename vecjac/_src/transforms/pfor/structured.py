@@ -60,11 +60,22 @@ class LazyStacked(StackedTensor):
         if plain is None:
             plain = self._materialize()
             StackedTensor._plain.__set__(self, plain)
+            self._pfor.dense_bytes += plain._value.nbytes
         return plain
 
     @property
     def _value(self):
         return self._plain._value
+
+    @property
+    def held_bytes(self):
+        """The memory of the structured form itself (pfor's count of loop values)."""
+        return self.d._value.nbytes
+
+    def write_rows(self, out, zeroed):
+        """Write all iterations into the ndarray `out` of shape (iters, *S), as a chunked
+        loop fills its result; `zeroed`: out holds zeros already."""
+        out[...] = self._plain._value
 
 
 class OneHotStacked(LazyStacked):
@@ -99,6 +110,19 @@ class OneHotStacked(LazyStacked):
         """Size of the one-hot (trailing) part of S."""
         return int(math.prod(self.S[self.lead:]))
 
+    @property
+    def held_bytes(self):
+        return self.d._value.nbytes + self.pos.nbytes
+
+    def write_rows(self, out, zeroed):
+        if self.lead or not out.flags.c_contiguous:
+            return LazyStacked.write_rows(self, out, zeroed)
+        flat = out.reshape(len(self.pos), -1)
+        if not zeroed:
+            flat[...] = 0
+        flat[np.arange(len(self.pos)), self.pos] = self.d._value
+        return None
+
     def with_(self, d=None, shape=None, pos=None):
         """A new structured value on the same loop (new id): d, shape or pos replaced."""
         return OneHotStacked(self.d if d is None else d, self.pos if pos is None else pos,
@@ -130,6 +154,10 @@ class OuterStacked(LazyStacked):
     def _materialize(self):
         return apply(lib.OuterRows, self.d, self.r)
 
+    @property
+    def held_bytes(self):
+        return self.d._value.nbytes + self.r._value.nbytes
+
 
 def kinds(*classes):
     """Mark a rule as taking structured inputs of these classes as they are (the default
@@ -158,9 +186,13 @@ _SEEDS = {}  # (iters, depth, offset, dtype) -> read-only identity rows
 def seed_rows(iters, depth, offset, dtype):
     """np.eye(iters, depth, k=offset): a jacfwd's dense seeds (the rows of the one-hot
     of its loop index), shared read-only between calls: every jacfwd of one signature
-    seeds the same rows (a write into them would raise, not corrupt)."""
-    if iters * depth > 16384:  # larger seeds are structured or chunked: not kept
-        return np.eye(iters, depth, k=offset, dtype=dtype)
+    seeds the same rows (a write into them would raise, not corrupt). The rows of a
+    chunk (offset > 0) are not kept: a chunked Jacobian's chunks would fill the cache
+    with rows used once per call (up to 64 chunks of them held at once)."""
+    if iters * depth > 16384 or offset:  # larger seeds are structured or chunked: not kept
+        rows = np.eye(iters, depth, k=offset, dtype=dtype)
+        rows.flags.writeable = False
+        return rows
     key = (iters, depth, offset, dtype)
     rows = _SEEDS.get(key)
     if rows is None:
@@ -204,18 +236,48 @@ def finite(t):
     v = t._value
     if v.dtype.kind not in "fc":
         return True
-    value_read(t, "internal", _all_finite)  # vj.function re-checks it at every replay
-    known = _finite_cache.get(t._tid)
+    return _checked(_finite_cache, t, _all_finite)
+
+
+_divisor_cache = {}  # as _finite_cache, for finite_nonzero
+_zeros_cache = {}    # as _finite_cache, for all_zeros
+
+
+def finite_nonzero(t):
+    """False if t holds NaN, inf or 0: a structured numerator's zeros divided by t stay
+    zeros (0 / 0 and 0 / nan are NaN in the dense computation)."""
+    return _checked(_divisor_cache, t, _all_finite_nonzero)
+
+
+def all_zeros(t):
+    """True if every element of t is zero (a loop-invariant piece joined to a structured
+    value adds no nonzero)."""
+    return _checked(_zeros_cache, t, _no_nonzero)
+
+
+def _checked(cache, t, test):
+    """test(t's value), remembered per tensor id and value array (_finite_cache)."""
+    v = t._value
+    value_read(t, "internal", test)  # vj.function re-checks it at every replay
+    known = cache.get(t._tid)
     if known is None or known[0]() is not v:
-        known = _remember(t, _all_finite(v))
+        known = _remember(cache, t, test(v))
     return known[1]
 
 
-def _remember(t, ok):
-    if len(_finite_cache) > 256:
-        _finite_cache.clear()
-    known = _finite_cache[t._tid] = (weakref.ref(t._value), ok)
+def _remember(cache, t, ok):
+    if len(cache) > 256:
+        cache.clear()
+    known = cache[t._tid] = (weakref.ref(t._value), ok)
     return known
+
+
+def _all_finite_nonzero(v):
+    return (v.dtype.kind not in "fc" or _all_finite(v)) and np.count_nonzero(v) == v.size
+
+
+def _no_nonzero(v):
+    return not np.any(v)
 
 
 def note_finite_product(matrix, vector, product):
@@ -225,7 +287,7 @@ def note_finite_product(matrix, vector, product):
     the check's pass over it (MatVec's gradient knows its forward's output)."""
     if matrix.size >= 65536 and vector.size and _all_finite(vector._value) and \
             _all_finite(product._value):
-        _remember(matrix, True)
+        _remember(_finite_cache, matrix, True)
 
 
 def note_finite_matvec(matrix, vector, product):
@@ -237,7 +299,7 @@ def note_finite_matvec(matrix, vector, product):
     v = vector._value
     if matrix.size >= 4 * (v.size + product.size) and v.size and v.all() and \
             _all_finite(v) and _all_finite(product._value):
-        _remember(matrix, True)
+        _remember(_finite_cache, matrix, True)
 
 
 def _all_finite(v):
@@ -299,7 +361,7 @@ def add_like(op, cx, x, y):
     return lib.reshape(out, (n,) + a.S)
 
 
-def _values_at(v, stacked, x, n):
+def values_at(v, stacked, x, n):
     """The entries of v (broadcast to x's shape) at x's nonzeros: shaped like x.d.
     Primitives applied directly, as in _columns_at."""
     if x.lead:
@@ -316,7 +378,7 @@ def _values_at(v, stacked, x, n):
 
 
 def _columns_at(v, stacked, x, n):
-    """_values_at with leading axes: per iteration, v's column pos[k] (n, *S[:lead]).
+    """values_at with leading axes: per iteration, v's column pos[k] (n, *S[:lead]).
     Primitives applied directly (the shapes are valid by construction): this runs once
     per backward op of a batch Jacobian, where the op's validation would dominate."""
     if v.shape == ():
@@ -361,7 +423,7 @@ def scale(op, cx, x, y):
                 return NotImplemented  # v would grow the shape: not one nonzero any more
         except ValueError:
             return NotImplemented
-    return a.with_(d=a.d * _values_at(v, v_stacked, a, cx.iters))
+    return a.with_(d=a.d * values_at(v, v_stacked, a, cx.iters))
 
 
 def _scale_outer(cx, x, y):
@@ -400,7 +462,7 @@ def scale_by(factor_fn):
         shape = factor.shape[1:] if stacked else factor.shape
         if shape != g.S:
             return NotImplemented
-        return g.with_(d=g.d * _values_at(factor, stacked, g, cx.iters))
+        return g.with_(d=g.d * values_at(factor, stacked, g, cx.iters))
     return rule
 
 

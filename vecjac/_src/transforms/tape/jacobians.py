@@ -14,13 +14,13 @@ import numpy as np
 from vecjac._src.core import nest
 from vecjac._src.core.context import value_read
 from vecjac._src.core.dispatch import apply
-from vecjac._src.core.memory import check_fits, chunk_rows
+from vecjac._src.core.memory import ChunkPlan, check_fits, chunk_plan
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import (ComplexNotSupported, UnconnectedGradients, leaf_tensor,
                                           unconnected_mode)
 from vecjac._src.core.variables import Variable
-from vecjac._src.transforms.pfor.pfor import for_loop, pfor
+from vecjac._src.transforms.pfor.pfor import for_loop, pfor, pfor_budgeted
 from vecjac._src.transforms.pfor.structured import worth_structuring
 
 
@@ -42,8 +42,12 @@ _PFOR_HELP = ("Encountered an exception while vectorizing the {} computation. "
 
 
 def _run(loop_fn, iters, parallel_iterations, use_pfor, what, progress):
-    """pfor (chunked by parallel_iterations) or the plain loop; TF's error on failure."""
-    if parallel_iterations is not None and (
+    """pfor (chunked by parallel_iterations, or by the memory budget's ChunkPlan) or the
+    plain loop; TF's error on failure."""
+    plan = parallel_iterations if type(parallel_iterations) is ChunkPlan else None
+    if plan is not None:
+        parallel_iterations = None
+    elif parallel_iterations is not None and (
             not isinstance(parallel_iterations, int) or isinstance(parallel_iterations, bool)
             or parallel_iterations < 1):
         raise ValueError(f"{what}: parallel_iterations must be a positive integer, got "
@@ -54,6 +58,8 @@ def _run(loop_fn, iters, parallel_iterations, use_pfor, what, progress):
     if parallel_iterations == 1:  # pfor refuses one iteration at a time (as TF's)
         return for_loop(loop_fn, iters, progress=bar)
     try:
+        if plan is not None:
+            return pfor_budgeted(loop_fn, iters, plan, progress=bar)
         return pfor(loop_fn, iters, parallel_iterations=parallel_iterations, progress=bar)
     except (LookupError, RuntimeError, ComplexNotSupported):
         raise
@@ -96,13 +102,14 @@ class JacobianMixin:
     _consume, _entries: (op, inputs, outputs, attrs) tuples, and _persistent)."""
 
     def _auto_chunk(self, what, iters, result_shape, dtype, row_extra):
-        """Iterations per chunk from the memory budget (vecjac/_src/core/memory.py), or None. One
-        iteration's working memory is estimated from the recorded values: cotangents of
-        the largest of them, a few at a time, plus `row_extra` elements of its row."""
+        """The chunks from the memory budget (a ChunkPlan, vecjac/_src/core/memory.py), or
+        None. One iteration's working memory is estimated from the recorded values:
+        cotangents of the largest of them, a few at a time, plus `row_extra` elements of
+        its row (the later chunks are sized from what the first used)."""
         result_bytes = check_fits(what, result_shape, dtype)
         largest = max((o.size for e in self._entries for o in e[2]), default=0)
         row_bytes = (6 * largest + row_extra) * np.dtype(dtype).itemsize
-        return chunk_rows(iters, row_bytes, result_bytes)
+        return chunk_plan(iters, row_bytes, result_bytes)
 
     def _check_loop_mode(self, use_pfor, progress, what):
         self._check_usable(what)
