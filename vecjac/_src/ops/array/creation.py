@@ -55,6 +55,7 @@ def ones(shape, dtype=None, name=None):
 
 @register
 class Fill(Op):
+    preserves_zeros = True
     pattern = patterns.broadcasting
     jvp = linear
     samples = (Sample("fill", (2, 3), Arg.float()), Sample("fill", (), Arg.float()))

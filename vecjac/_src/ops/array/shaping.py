@@ -25,6 +25,7 @@ __all__ = ["identity", "identity_n", "ensure_shape", "stop_gradient", "reshape",
 
 @register
 class Identity(Op):
+    preserves_zeros = True
     fusible_layout = True
     pattern = patterns.elementwise
     jvp = linear

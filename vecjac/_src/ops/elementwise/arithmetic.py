@@ -16,7 +16,8 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.array.shaping import reshape
-from vecjac._src.ops.elementwise.logic import equal, greater, greater_equal, less_equal, where
+from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, less_equal,
+                                               logical_not, where)
 from vecjac._src.ops.elementwise.unary import floor, log, square
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
@@ -72,6 +73,7 @@ def _pick(pick_x, tx, ty, e):
 @register
 class Add(Op):
     name = "AddV2"
+    preserves_zeros = True  # a zero cotangent or tangent stays one
     inplace_ufunc = np.add
     fusion_code = fusion.ADD
     scalar_expression = "{0} + {1}"
@@ -104,6 +106,7 @@ class Add(Op):
 
 @register
 class Sub(Op):
+    preserves_zeros = True  # a zero cotangent or tangent stays one
     inplace_ufunc = np.subtract
     fusion_code = fusion.SUB
     scalar_expression = "{0} - {1}"
@@ -274,6 +277,7 @@ def _dpow_dx(x, y):
 @register
 class Maximum(Op):
     pattern = patterns.broadcasting
+    selects = (0, 1)  # structural zeros (transforms/tape/zeros.py)
     samples = (Sample("maximum", Arg.float(2, "n"), Arg.float("n")),
                Sample("maximum", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("maximum", Arg.float(), Arg.float(3)))
@@ -291,10 +295,15 @@ class Maximum(Op):
     def jvp(self, e, tx, ty):
         return _pick(greater_equal(*e.inputs), tx, ty, e)
 
+    def unselected(self, e, k):
+        pick_x = greater_equal(*e.inputs)
+        return logical_not(pick_x) if k == 0 else pick_x
+
 
 @register
 class Minimum(Op):
     pattern = patterns.broadcasting
+    selects = (0, 1)  # structural zeros (transforms/tape/zeros.py)
     samples = (Sample("minimum", Arg.float(2, "n"), Arg.float("n")),
                Sample("minimum", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("minimum", Arg.float(), Arg.float(3)))
@@ -311,6 +320,10 @@ class Minimum(Op):
 
     def jvp(self, e, tx, ty):
         return _pick(less_equal(*e.inputs), tx, ty, e)
+
+    def unselected(self, e, k):
+        pick_x = less_equal(*e.inputs)
+        return logical_not(pick_x) if k == 0 else pick_x
 
 
 @register
@@ -369,6 +382,7 @@ class FloorMod(Op):
 
 @register
 class Neg(Op):
+    preserves_zeros = True  # a zero cotangent or tangent stays one
     inplace_ufunc = np.negative
     fusion_code = fusion.NEG
     scalar_expression = "-{0}"
