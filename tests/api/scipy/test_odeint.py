@@ -131,3 +131,61 @@ def test_bad_input_raises_before_integrating():
         odeint(lambda y, s: -y, np.array([1.0]), [0.0, 1.0], Dfun=lambda y, s: -1.0)
     with pytest.raises(TypeError, match=r"args\[0\]"):
         odeint(lambda y, s, c: -y, np.array([1.0]), [0.0, 1.0], args=("x",))
+
+
+# -- reverse mode on stiff systems: an error, never a NaN, inf or wrong gradient ----------
+def stiff_pair(y, t, k, lam):  # y0 decays slowly; y1 follows it with rate lam
+    return vj.stack([-k * y[0], -lam * (y[1] - y[0])])
+
+
+def rober(y, t, k1, k2, k3):  # Robertson's kinetics
+    a, b, c = y[0], y[1], y[2]
+    return vj.stack([-k1 * a + k3 * b * c, k1 * a - k2 * b * b - k3 * b * c, k2 * b * b])
+
+
+def _stiff_pair_end(k, lam=1e4):
+    return odeint(stiff_pair, np.array([1.0, 0.0]), [0.0, 0.5, 1.0], args=(k, lam))[-1, 1]
+
+
+def _rober_end(k1):
+    return odeint(rober, np.array([1.0, 0.0, 0.0]), [0.0, 1.0], args=(k1, 3e3, 1e4))[-1, 0]
+
+
+# name: (scalar function of one parameter, the parameter). Backwards in time the fast
+# mode grows as exp(lam t): the backward run of y leaves the trajectory (the pair: |y|
+# passes the bound within a few steps; Robertson with a milder k2: y comes back wrong,
+# where the old rule returned a gradient of 7e19 or -0.018 instead of -0.6)
+STIFF = {"stiff linear pair": (_stiff_pair_end, 0.5), "Robertson, k2 = 3e3": (_rober_end, 0.04)}
+
+
+@pytest.mark.parametrize("mode", ["vj.grad", "GradientTape.gradient", "vj.jacrev"])
+@pytest.mark.parametrize("case", list(STIFF))
+def test_an_unstable_adjoint_raises_and_names_forward_mode(case, mode):
+    f, p = STIFF[case]
+    p = vj.constant(p)
+
+    def tape_gradient(x):
+        with vj.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        return tape.gradient(y, x)
+    run = {"vj.grad": vj.grad(f), "GradientTape.gradient": tape_gradient,
+           "vj.jacrev": vj.jacrev(f)}[mode]
+    with pytest.raises(ValueError, match=r"unstable backwards in time.*vj\.jacfwd"):
+        run(p)
+
+
+def test_forward_mode_is_the_way_out_and_replays_check_again():
+    """jacfwd gives the closed form where reverse mode raises; under vj.function, a
+    replay at a stiff point raises too (a stable one was traced)."""
+    k, lam, t = 0.5, 1e4, 1.0
+    c = lam / (lam - k)  # y1 = c (exp(-k t) - exp(-lam t)), y0 = exp(-k t)
+    exact = c / (lam - k) * (np.exp(-k * t) - np.exp(-lam * t)) - c * t * np.exp(-k * t)
+    np.testing.assert_allclose(float(vj.jacfwd(_stiff_pair_end)(k)), exact, rtol=1e-5)
+    grad = vj.function(vj.grad(_stiff_pair_end))
+    mild = float(grad(np.array(k), np.array(2.0)))
+    c2 = 2.0 / (2.0 - k)
+    np.testing.assert_allclose(mild, c2 / (2.0 - k) * (np.exp(-k) - np.exp(-2.0))
+                               - c2 * np.exp(-k), rtol=1e-5)
+    with pytest.raises(ValueError, match="unstable backwards in time"):
+        grad(np.array(k), np.array(lam))

@@ -8,6 +8,7 @@ import importlib
 
 import numpy as np
 
+from vecjac._src.api.scipy.adjoint_check import check_bounded
 from vecjac._src.api.scipy.jac import Jac
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.tensor import Tensor
@@ -48,19 +49,13 @@ def float_positions(tensors):
     return [k for k, a in enumerate(tensors) if a.dtype.kind == "f"]
 
 
-class Diverged(ValueError):
-    """The backward integration of y left the forward trajectory's range."""
-
-
 def adjoint_dynamics(fun, d, bound, n_cotangents):
     """The backward system [y, a, b] of the VJP, b the args' cotangents flattened. A y
     beyond `bound` (far outside the forward trajectory) stops the run at once: backwards,
     an unstable system would otherwise take SciPy's minimal steps to overflow."""
     def dynamics(s, z, *args):
         y, a = z[:d], z[d:2 * d]
-        size = np.max(np.abs(np.asarray(y._value))) if y.size else 0.0
-        if not size <= bound:
-            raise Diverged(f"|y| reached {size:.3g}")
+        check_bounded(y, bound)
         floats = float_positions(args)
         with GradientTape() as tape:
             tape.watch(y)

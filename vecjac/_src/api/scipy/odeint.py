@@ -16,6 +16,8 @@ system would change the values).
 """
 import numpy as np
 
+from vecjac._src.api.scipy.adjoint_check import (Diverged, check_backward, check_bounded,
+                                                 diverge_bound, tolerances, unstable)
 from vecjac._src.core.context import state
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
@@ -33,6 +35,9 @@ from vecjac._src.transforms.forward.accumulator import ForwardAccumulator
 from vecjac._src.transforms.tape.tape import GradientTape
 
 __all__ = []
+
+FN = "vj.scipy.integrate.odeint"
+_LSODA_TOL = 1.49012e-8  # scipy.integrate.odeint's default rtol and atol
 
 
 def _as_state(out, d, dtype, fn):
@@ -52,17 +57,19 @@ def _as_state(out, d, dtype, fn):
 
 
 def _evaluate(func, y, s, args, d):
-    return _as_state(func(y, s, *args), d, y.dtype, "vj.scipy.integrate.odeint")
+    return _as_state(func(y, s, *args), d, y.dtype, FN)
 
 
 def _float(tensors):
     return [k for k, a in enumerate(tensors) if a.dtype.kind == "f"]
 
 
-def _adjoint_dynamics(func, d):
-    """The backward system [y, a, b] of the VJP, b the args' cotangents flattened."""
+def _adjoint_dynamics(func, d, bound):
+    """The backward system [y, a, b] of the VJP, b the args' cotangents flattened. A y
+    beyond `bound` stops the run (Diverged): backwards, a stiff system blows up."""
     def dynamics(z, s, *args):
         y, a = z[:d], z[d:2 * d]
+        check_bounded(y, bound)
         floats = _float(args)
         with GradientTape() as tape:
             tape.watch(y)
@@ -141,14 +148,24 @@ class OdeInt(Op):
         d, steps = y0.shape[0], t.shape[0]
         floats = _float(args)
         sizes = [args[k].size for k in floats]
-        backward = _adjoint_dynamics(func, d)
+        backward = _adjoint_dynamics(func, d, diverge_bound(np.asarray(ys._value)))
+        rtol, atol = tolerances(options, _LSODA_TOL, _LSODA_TOL)
+
+        def fail(what):
+            raise unstable(FN, what, "LSODA", rtol, atol) from None
         a = g[steps - 1]
         b = zeros((sum(sizes),), dtype=y0.dtype)
         t_bars = []
         for i in range(steps - 1, 0, -1):
             t_bars.append(reduce_sum(g[i] * _evaluate(func, ys[i], t[i], args, d)))
-            z = apply(OdeInt, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]), *args,
-                      func=backward, options=_augmented(options, backward=True))[1]
+            try:
+                z = apply(OdeInt, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]),
+                          *args, func=backward, options=_augmented(options, backward=True))[1]
+            except Diverged as err:
+                fail(f"{err} on the way back to t[{i - 1}]")
+            # never a NaN, inf or wrong gradient in silence: y must be back on ys[i - 1]
+            check_backward(z, z[:d], ys[i - 1], rtol, atol,
+                           lambda what: fail(f"{what} at t[{i - 1}]"))
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * _evaluate(func, y0, t[0], args, d)))
@@ -241,7 +258,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     closing over one that a tape or accumulator follows raises ValueError (its derivative
     would be lost). Dfun, full_output and the banded Jacobian (ml, mu) are not supported.
     """
-    fn = "vj.scipy.integrate.odeint"
+    fn = FN
     if not callable(func):
         raise TypeError(f"{fn}: func must be callable, got {type(func).__name__}")
     for name, value in (("Dfun", Dfun), ("ml", ml), ("mu", mu)):

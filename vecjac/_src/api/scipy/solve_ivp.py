@@ -16,8 +16,9 @@ system, so every order works and tapes, accumulators and pfor nest.
   forward run's dense output: nothing but the outputs is kept (memory O(d T), whatever
   the number of steps), and the rule stays a differentiable op (second order by
   reverse over reverse). The cost: backwards, a dissipative (stiff) system is unstable.
-  The rule checks that the backward run comes back to y0 (within 100 (atol + rtol |y0|)
-  + 1e-8 |y0|) and raises otherwise: use forward mode (vj.jacfwd, vj.jvp) there.
+  The rule checks that the backward run comes back to each output and to y0 (within
+  100 (atol + rtol |y|) + 1e-8 |y|; adjoint_check.py) and raises otherwise: use forward
+  mode (vj.jacfwd, vj.jvp) there.
 Stiff methods (Radau, BDF, LSODA) get the Jacobian of every system, augmented ones
 included, from vecjac (vj.scipy.jac; sparse, pattern detected, when the state has at
 least SPARSE_MIN components and the method is Radau or BDF).
@@ -26,8 +27,10 @@ import importlib
 
 import numpy as np
 
+from vecjac._src.api.scipy.adjoint_check import (Diverged, check_backward, diverge_bound,
+                                                 tolerances, unstable)
 from vecjac._src.api.scipy.implicit import split_args
-from vecjac._src.api.scipy.ivp_systems import (FN, SPARSE_MIN, Diverged, adjoint_dynamics,
+from vecjac._src.api.scipy.ivp_systems import (FN, SPARSE_MIN, adjoint_dynamics,
                                                batched_dynamics, block_jacobian, evaluate,
                                                float_positions, shared_tangent_dynamics,
                                                shared_tangents, tangent_dynamics, tensor)
@@ -106,13 +109,15 @@ class SolveIvp(Op):
         d, steps = y0.shape[0], t.shape[0]
         floats = float_positions(args)
         sizes = [args[k].size for k in floats]
-        scale = np.max(np.abs(np.asarray(ys._value))) if ys.size else 0.0
-        backward = adjoint_dynamics(fun, d, 1e3 * (1.0 + scale), sum(sizes))
+        backward = adjoint_dynamics(fun, d, diverge_bound(np.asarray(ys._value)), sum(sizes))
         back_options = _augmented(options, backward=True)
+        rtol, atol = tolerances(options, 1e-3, 1e-6)
+
+        def fail(what):
+            raise unstable(FN, what, method, rtol, atol) from None
         a = g[steps - 1]
         b = zeros((sum(sizes),), dtype=y0.dtype)
         t_bars = []
-        y_back = ys[steps - 1]
         for i in range(steps - 1, 0, -1):
             t_bars.append(reduce_sum(g[i] * evaluate(fun, t[i], ys[i], args, d)))
             try:
@@ -121,10 +126,11 @@ class SolveIvp(Op):
                           t_end=float(np.asarray(t._value).reshape(-1, steps)[0, i - 1]),
                           memo={})[1]
             except Diverged as err:
-                _unstable(f"{err} on the way back", options, method)
-            y_back = z[:d]
+                fail(f"{err} on the way back to t[{i - 1}]")
+            # y integrated backwards must be back on the output (at t[0]: on y0)
+            check_backward(z, z[:d], ys[i - 1], rtol, atol,
+                           lambda what: fail(f"{what} at t[{i - 1}]"))
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
-        _check_reconstruction(y0, y_back, options, method)
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * evaluate(fun, t[0], y0, args, d)))
         return (a if e.needs[0] else None, stack(t_bars[::-1]) if e.needs[1] else None,
@@ -181,27 +187,6 @@ class SolveIvp(Op):
         batched = batched_dynamics(fun, d, iters, tuple(stacked_args))
         ys = apply(self, start, t, *args, **dict(attrs, fun=batched))
         return transpose(reshape(ys, (t.shape[0], iters, d)), (1, 0, 2))
-
-
-def _check_reconstruction(y0, y_back, options, method):
-    """The adjoint integrates y backwards; if it did not come back to y0, the adjoint
-    along it is wrong too: raise rather than return it."""
-    opts = dict(options)
-    rtol, atol = float(np.max(opts.get("rtol", 1e-3))), float(np.max(opts.get("atol", 1e-6)))
-    start = np.asarray(y0._value)
-    error = np.abs(np.asarray(y_back._value) - start)
-    bound = 100 * (atol + rtol * np.abs(start)) + 1e-8 * np.abs(start)
-    if not np.all(error <= bound):
-        _unstable(f"error {float(np.max(error)):.3g} at y0", options, method)
-
-
-def _unstable(what, options, method):
-    opts = dict(options)
-    raise ValueError(f"{FN}: the adjoint's backward integration of y did not return to y0 "
-                     f"({what}; {method}, rtol {opts.get('rtol', 1e-3)}, atol "
-                     f"{opts.get('atol', 1e-6)}): the system is unstable backwards in time "
-                     "(stiff or dissipative); differentiate in forward mode (vj.jacfwd, "
-                     "vj.jvp) or tighten rtol / atol")
 
 
 def _augmented(options, backward):
