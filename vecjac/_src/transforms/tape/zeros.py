@@ -5,13 +5,14 @@ sqrt's rule multiplies it by 1 / (2 sqrt(x)): 0 * inf = NaN at x = 0, though tha
 was never taken there. So every cotangent (in a backward pass) and every tangent (in an
 accumulator) that a selection zeroed carries a ZeroMask of those positions:
 
-- selecting ops (`Op.selects`: where, maximum, minimum, relu, relu6) make masks: input
-  k's cotangent is zero where the output is not input k (`Op.unselected(e, k)`), and a
-  tangent is zero where the output is an input without tangent (or a constant);
+- selecting ops (`Op.selects`: where, maximum, minimum) make masks: input k's cotangent
+  is zero where the output is not input k (`Op.unselected(e, k)`), and the output's
+  tangent is zero where the input it takes has no tangent (or a masked one);
 - element-wise ops (sparsity pattern `elementwise` or `broadcasting`) pass a mask on;
   unless the op keeps zeros by itself (`Op.preserves_zeros`: add, sub, neg, cast; and
   the selections, which are `where`s), its rule's result is set to exact zero at the
-  masked positions with vj.where, so that 0 * inf and 0 / 0 give 0 there, and only there;
+  masked positions with vj.where, so that 0 * inf and 0 / 0 give 0 there, and only there
+  (the semantics, guaranteed and not: README, "Selections");
 - a sum of (co)tangents is masked where all of them are; an input broadcast by the op
   gets the positions where all its copies are masked;
 - any other op (reductions, products, layout) drops the mask: conservative, the
