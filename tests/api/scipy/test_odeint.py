@@ -153,8 +153,8 @@ def _rober_end(k1):
 
 # name: (scalar function of one parameter, the parameter). Backwards in time the fast
 # mode grows as exp(lam t): the backward run of y leaves the trajectory (the pair: |y|
-# passes the bound within a few steps; Robertson with a milder k2: y comes back wrong,
-# where the old rule returned a gradient of 7e19 or -0.018 instead of -0.6)
+# passes the bound within a few steps; Robertson with a milder k2: y comes back wrong),
+# where the old rule returned a wrong gradient without a word (the pair: -0.018, not -0.61)
 STIFF = {"stiff linear pair": (_stiff_pair_end, 0.5), "Robertson, k2 = 3e3": (_rober_end, 0.04)}
 
 
