@@ -7,6 +7,7 @@ written in vecjac ops, so that outer tapes record it (higher order) and pfor vec
 it (Jacobians): a cotangent may be a StackedTensor.
 """
 import contextlib
+import itertools
 import warnings
 
 import numpy as np
@@ -373,7 +374,7 @@ class GradientTape(Transform, JacobianMixin):
             if len(in_grads) != len(inputs):
                 raise RuntimeError(f"gradient of {op.name} returned {len(in_grads)} "
                                    f"cotangents for {len(e.inputs)} inputs")
-            for k, (t, g, need) in enumerate(zip(inputs, in_grads, needs)):
+            for t, g, need, m in zip(inputs, in_grads, needs, in_masks or _NO_MASKS):
                 if g is None or not need:
                     continue
                 if t.dtype.kind == "c":  # no convention for complex cotangents yet
@@ -392,15 +393,16 @@ class GradientTape(Transform, JacobianMixin):
                     cot[tid] = lib.add(cot[tid], g)
                     if masks:  # zero where every term is
                         old = masks.pop(tid, None)
-                        if old is not None and in_masks is not None:
-                            both = zeros.both(old, in_masks[k])
-                            if both is not None:
-                                masks[tid] = both
+                        if old is not None and m is not None:
+                            masks[tid] = zeros.both(old, m)
                 else:
                     cot[tid] = g
-                    if in_masks is not None and in_masks[k] is not None:
-                        masks[tid] = in_masks[k]
+                    if m is not None:
+                        masks[tid] = m
         return cot
+
+
+_NO_MASKS = itertools.repeat(None)  # the inputs' masks when a rule gave none
 
 
 def _zeros_like(t):
