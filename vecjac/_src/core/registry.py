@@ -70,10 +70,10 @@ class Op:
     def gradient(self, entry, *cotangents):
         raise LookupError(f"gradient registry has no entry for: {self.name}")
 
-    def unselected(self, entry, k):
-        """A selecting op (`selects`): bool Tensor, broadcastable to the output, true
-        where the output is not input k (its derivative in input k is zero there). Reads
-        entry.inputs and entry.attrs only."""
+    def selected(self, entry, k):
+        """A selecting op (`selects`): (mask, sense), mask a bool Tensor broadcastable to
+        the output: the output is input k where mask == sense (elsewhere its derivative
+        in input k is zero). Reads entry.inputs and entry.attrs only."""
         raise NotImplementedError(f"{self.name} selects no input")
 
     def __call__(self, *inputs, **attrs):

@@ -16,8 +16,7 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.array.shaping import reshape
-from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, less_equal,
-                                               logical_not, where)
+from vecjac._src.ops.elementwise.logic import equal, greater, greater_equal, less_equal, where
 from vecjac._src.ops.elementwise.unary import floor, log, square
 from vecjac._src.ops.reduce.reductions import reduce_sum
 from vecjac._src.transforms.forward.rules import linear
@@ -295,9 +294,8 @@ class Maximum(Op):
     def jvp(self, e, tx, ty):
         return _pick(greater_equal(*e.inputs), tx, ty, e)
 
-    def unselected(self, e, k):
-        pick_x = greater_equal(*e.inputs)
-        return logical_not(pick_x) if k == 0 else pick_x
+    def selected(self, e, k):
+        return greater_equal(*e.inputs), k == 0  # as the gradient: x where pick_x, y where not
 
 
 @register
@@ -321,9 +319,8 @@ class Minimum(Op):
     def jvp(self, e, tx, ty):
         return _pick(less_equal(*e.inputs), tx, ty, e)
 
-    def unselected(self, e, k):
-        pick_x = less_equal(*e.inputs)
-        return logical_not(pick_x) if k == 0 else pick_x
+    def selected(self, e, k):
+        return less_equal(*e.inputs), k == 0  # as the gradient: x where pick_x, y where not
 
 
 @register

@@ -158,9 +158,8 @@ class Select(Op):
         gy = lib.unbroadcast(where(cond, zero, g), y.shape) if e.needs[2] else None
         return None, gx, gy
 
-    def unselected(self, e, k):
-        cond = e.inputs[0]
-        return logical_not(cond) if k == 1 else cond
+    def selected(self, e, k):
+        return e.inputs[0], k == 1  # x where cond, y where not
 
 
 @register

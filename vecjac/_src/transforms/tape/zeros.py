@@ -6,7 +6,7 @@ was never taken there. So every cotangent (in a backward pass) and every tangent
 accumulator) that a selection zeroed carries a ZeroMask of those positions:
 
 - selecting ops (`Op.selects`: where, maximum, minimum) make masks: input k's cotangent
-  is zero where the output is not input k (`Op.unselected(e, k)`), and the output's
+  is zero where the output is not input k (`Op.selected(e, k)`), and the output's
   tangent is zero where the input it takes has no tangent (or a masked one);
 - element-wise ops (sparsity pattern `elementwise` or `broadcasting`) pass a mask on;
   unless the op keeps zeros by itself (`Op.preserves_zeros`: add, sub, neg, cast; and
@@ -26,7 +26,11 @@ passes through additions to a matmul, where it is dropped, costs no op. Masks li
 a table of one backward pass (`GradientTape._backward`) or of one accumulator, keyed by
 tensor id, and go with their (co)tangent: they never reach a value the user sees.
 """
+import numpy as np
+
+from vecjac._src.core.dispatch import apply
 from vecjac._src.core.registry import Entry, lib
+from vecjac._src.core.tensor import Tensor
 from vecjac._src.transforms.sparsity import patterns
 
 ELEMENTWISE = (patterns.elementwise, patterns.broadcasting)
@@ -39,30 +43,44 @@ MAX_DEPTH = 16
 
 
 class ZeroMask:
-    """Where a (co)tangent of some shape is exactly zero by a selection: a bool Tensor
-    broadcastable to that shape, computed on first use."""
+    """Where a (co)tangent of some shape is exactly zero by a selection, computed on
+    first use: a bool Tensor broadcastable to that shape, true where the (co)tangent is
+    zero, or (`kept`) true where it is not. Selections give one sense or the other for
+    free (where's cond is true where its x is kept and its y zero): no logical_not."""
 
-    __slots__ = ("_make", "_tensor", "depth")
+    __slots__ = ("_make", "_value", "depth")
 
     def __init__(self, make, depth=1):
-        self._make = make
-        self._tensor = None
+        self._make = make  # () -> (bool Tensor, kept)
+        self._value = None
         self.depth = depth
 
-    def tensor(self):
-        t = self._tensor
-        if t is None:
-            t = self._tensor = self._make()
+    def value(self):
+        v = self._value
+        if v is None:
+            v = self._value = self._make()
             self._make = None
             self.depth = 1
-        return t
+        return v
+
+
+# The ops below run on bool Tensors of broadcastable shapes by construction: apply()
+# them directly, without the public functions' checks (a third of a small op's cost).
+def _zero(v):
+    t, kept = v
+    return apply(lib.LogicalNot, t) if kept else t
+
+
+def _kept(v):
+    t, kept = v
+    return t if kept else apply(lib.LogicalNot, t)
 
 
 def _made_of(make, *parts):
     depth = 1 + max(p.depth for p in parts)
     mask = ZeroMask(make, depth)
     if depth > MAX_DEPTH:
-        mask.tensor()
+        mask.value()
     return mask
 
 
@@ -72,14 +90,26 @@ def either(a, b):
         return b
     if b is None:
         return a
-    return _made_of(lambda: lib.logical_or(a.tensor(), b.tensor()), a, b)
+    return _made_of(lambda: _either(a.value(), b.value()), a, b)
+
+
+def _either(a, b):
+    if a[1] or b[1]:  # kept where both keep
+        return apply(lib.LogicalAnd, _kept(a), _kept(b)), True
+    return apply(lib.LogicalOr, a[0], b[0]), False
 
 
 def both(a, b):
     """Zero where a and b both are (None: nowhere)."""
     if a is None or b is None:
         return None
-    return _made_of(lambda: lib.logical_and(a.tensor(), b.tensor()), a, b)
+    return _made_of(lambda: _both(a.value(), b.value()), a, b)
+
+
+def _both(a, b):
+    if a[1] and b[1]:  # kept where either keeps
+        return apply(lib.LogicalOr, a[0], b[0]), True
+    return apply(lib.LogicalAnd, _zero(a), _zero(b)), False
 
 
 def elementwise(op):
@@ -89,32 +119,38 @@ def elementwise(op):
 
 
 def unselected(op, e, k):
-    """Where input k of a selecting op does not reach its output (Op.unselected, which
+    """Where input k of a selecting op does not reach its output (Op.selected, which
     reads e.inputs and e.attrs only: an accumulator's mask must not keep the output, whose
     tangent it goes with, alive)."""
-    return ZeroMask(lambda: op.unselected(e, k))
+    return ZeroMask(lambda: op.selected(e, k))
 
 
-def _all_to(m, full, shape):
-    """Bool m (broadcastable to `full`) reduced to `shape` (which broadcasts to `full`):
-    true where every copy of an element is."""
+def _all_to(v, full, shape):
+    """Mask value v (broadcastable to `full`) reduced to `shape` (which broadcasts to
+    `full`): zero where every copy of an element is (kept where any copy is)."""
+    m, kept = v
     if m.shape != full:
         m = lib.broadcast_to(m, full)
     lead = len(full) - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
                                       if s == 1 and full[lead + i] != 1)
     if axes:
-        m = lib.reduce_all(m, axis=axes)
-    return lib.reshape(m, shape) if m.shape != shape else m
+        m = (lib.reduce_any if kept else lib.reduce_all)(m, axis=axes)
+    return (lib.reshape(m, shape) if m.shape != shape else m), kept
 
 
 def reduced(m, full, shape):
     """The mask of an input of `shape` broadcast to `full` by an element-wise op."""
-    return _made_of(lambda: _all_to(m.tensor(), full, shape), m)
+    return _made_of(lambda: _all_to(m.value(), full, shape), m)
 
 
 def _fix(g, mask):
-    return lib.where(mask.tensor(), 0, g)
+    """g with exact zeros where `mask` says: one where (select), g's dtype and shape."""
+    t, kept = mask.value()
+    if not isinstance(g, Tensor):
+        return lib.where(t, g, 0) if kept else lib.where(t, 0, g)
+    zero = Tensor(np.zeros((), g.dtype))
+    return apply(lib.Select, t, g, zero) if kept else apply(lib.Select, t, zero, g)
 
 
 # -- reverse mode -------------------------------------------------------------------------
