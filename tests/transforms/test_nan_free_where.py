@@ -139,6 +139,7 @@ MODES = {
                                                                   np.ones_like(x))),
     "vj.function(vj.grad)": ("grad", _replayed(lambda f: vj.grad(_total(f)))),
     "vj.function(vj.jacrev)": ("jac", _replayed(vj.jacrev)),
+    "vj.function(vj.jacfwd)": ("jac", _replayed(vj.jacfwd)),
     "vj.function(vj.hessian)": ("hess", _replayed(lambda f: vj.hessian(_total(f)))),
     "per-example gradients (pfor)": ("grad", _per_example_gradients),
 }
