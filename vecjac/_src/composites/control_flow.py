@@ -148,10 +148,11 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
     broadcast); the output has true_fn's structure. Because a branch's values are
     selected, not computed conditionally, NaN or inf produced by the branch an iteration
     does not take never reaches the values (NumPy's floating-point warnings are silenced
-    while the branches run). Gradients are a different matter: the untaken
-    branch receives a zero cotangent, and 0 * inf = NaN, so a branch whose derivative is
-    infinite there (sqrt at 0, log at 0, 1/x at 0) still poisons the gradient. Guard the
-    branch's *input* too (`vj.sqrt(vj.where(ok, x, 1.0))`), as with TF's where.
+    while the branches run). Nor the gradients, through element-wise ops: the untaken
+    branch receives a structural zero cotangent, which stays 0 through a rule whose
+    derivative is infinite there (sqrt at 0, log at 0, 1/x at 0; README, "Selections").
+    Through a reduction or another non-element-wise op in the branch it becomes 0 * inf
+    = NaN again; guard the branch's *input* then (`vj.sqrt(vj.where(ok, x, 1.0))`).
 
     >>> vj.cond(vj.constant(2.0) > 1.0, lambda: 1.0, lambda: 0.0)
     1.0

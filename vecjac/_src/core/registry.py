@@ -47,6 +47,9 @@ class Op:
     converter = None        # pfor; None: a while loop over the iterations
     structured = None       # pfor on structured one-hot seeds (also a method)
     pattern = None          # sparsity; None: every output depends on every input
+    # -- structural zeros (transforms/tape/zeros.py): element-wise ops only
+    selects = None          # input slots a selecting op passes on (where: (1, 2))
+    preserves_zeros = False  # gradient and jvp map an exact zero to one (add, neg)
     # -- fast paths: NumPy-level facts the transforms use when nothing else sees the op
     derivative = None       # element-wise: (x, y) arrays -> dy/dx (forward mode)
     value_and_derivative = None  # x -> (y, dy/dx) in one pass (sin, cos)
@@ -70,6 +73,12 @@ class Op:
 
     def gradient(self, entry, *cotangents):
         raise LookupError(f"gradient registry has no entry for: {self.name}")
+
+    def selected(self, entry, k):
+        """A selecting op (`selects`): (mask, sense), mask a bool Tensor broadcastable to
+        the output: the output is input k where mask == sense (elsewhere its derivative
+        in input k is zero). Reads entry.inputs and entry.attrs only."""
+        raise NotImplementedError(f"{self.name} selects no input")
 
     def __call__(self, *inputs, **attrs):
         return lib.apply(self, *inputs, **attrs)

@@ -56,6 +56,7 @@ def ones(shape, dtype=None, name=None):
 @register
 class Fill(Op):
     complex_rules = True
+    preserves_zeros = True
     pattern = patterns.broadcasting
     jvp = linear
     samples = (Sample("fill", (2, 3), Arg.float()), Sample("fill", (), Arg.float()))

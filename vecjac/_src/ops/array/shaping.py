@@ -26,6 +26,7 @@ __all__ = ["identity", "identity_n", "ensure_shape", "stop_gradient", "reshape",
 @register
 class Identity(Op):
     complex_rules = True
+    preserves_zeros = True
     fusible_layout = True
     pattern = patterns.elementwise
     jvp = linear

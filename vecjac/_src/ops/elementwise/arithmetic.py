@@ -75,6 +75,7 @@ def _pick(pick_x, tx, ty, e):
 class Add(Op):
     complex_rules = True
     name = "AddV2"
+    preserves_zeros = True  # a zero cotangent or tangent stays one
     inplace_ufunc = np.add
     fusion_code = fusion.ADD
     scalar_expression = "{0} + {1}"
@@ -108,6 +109,7 @@ class Add(Op):
 @register
 class Sub(Op):
     complex_rules = True
+    preserves_zeros = True  # a zero cotangent or tangent stays one
     inplace_ufunc = np.subtract
     fusion_code = fusion.SUB
     scalar_expression = "{0} - {1}"
@@ -287,6 +289,7 @@ def _dpow_dy(x, out):
 @register
 class Maximum(Op):
     pattern = patterns.broadcasting
+    selects = (0, 1)  # structural zeros (transforms/tape/zeros.py)
     samples = (Sample("maximum", Arg.float(2, "n"), Arg.float("n")),
                Sample("maximum", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("maximum", Arg.float(), Arg.float(3)))
@@ -304,10 +307,14 @@ class Maximum(Op):
     def jvp(self, e, tx, ty):
         return _pick(greater_equal(*e.inputs), tx, ty, e)
 
+    def selected(self, e, k):
+        return greater_equal(*e.inputs), k == 0  # as the gradient: x where pick_x, y where not
+
 
 @register
 class Minimum(Op):
     pattern = patterns.broadcasting
+    selects = (0, 1)  # structural zeros (transforms/tape/zeros.py)
     samples = (Sample("minimum", Arg.float(2, "n"), Arg.float("n")),
                Sample("minimum", Arg.float(2, 1, 3), Arg.float("m", 1)),
                Sample("minimum", Arg.float(), Arg.float(3)))
@@ -324,6 +331,9 @@ class Minimum(Op):
 
     def jvp(self, e, tx, ty):
         return _pick(less_equal(*e.inputs), tx, ty, e)
+
+    def selected(self, e, k):
+        return less_equal(*e.inputs), k == 0  # as the gradient: x where pick_x, y where not
 
 
 @register
@@ -383,6 +393,7 @@ class FloorMod(Op):
 @register
 class Neg(Op):
     complex_rules = True
+    preserves_zeros = True  # a zero cotangent or tangent stays one
     inplace_ufunc = np.negative
     fusion_code = fusion.NEG
     scalar_expression = "-{0}"

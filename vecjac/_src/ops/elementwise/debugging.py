@@ -30,6 +30,7 @@ def _problem(x):
 
 @register
 class CheckNumerics(Op):
+    preserves_zeros = True
     pattern = patterns.elementwise
     converter = elementwise  # the op on the stacked value: one check of every iteration
     samples = (Sample(lambda x: check_numerics(x, "sample"), Arg.float(2, "n")),

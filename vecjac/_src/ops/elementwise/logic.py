@@ -97,6 +97,7 @@ def logical_not(x, name=None):
 class Cast(Op):
     complex_rules = True
     pattern = patterns.elementwise
+    preserves_zeros = True
     jvp = linear
     samples = (Sample("cast", Arg.float(2, "n"), "float32",  # float32 output: loose tol
                       tol={"eps": 1e-3, "rtol": 1e-3, "atol": 1e-3}),
@@ -147,6 +148,7 @@ class Select(Op):
     samples += (Sample("where", Arg.bool("m", 1), Arg.float("n"), Arg.float("m", "n"),
                        dim_range=(0, 3)),)
     converter = broadcasting
+    selects = (1, 2)  # structural zeros (transforms/tape/zeros.py)
 
     def forward(self, cond, x, y):
         return np.where(cond, x, y)
@@ -157,6 +159,9 @@ class Select(Op):
         gx = lib.unbroadcast(where(cond, g, zero), x.shape) if e.needs[1] else None
         gy = lib.unbroadcast(where(cond, zero, g), y.shape) if e.needs[2] else None
         return None, gx, gy
+
+    def selected(self, e, k):
+        return e.inputs[0], k == 1  # x where cond, y where not
 
 
 @register

@@ -32,6 +32,7 @@ from vecjac._src.core.unconnected import (UnconnectedGradients, refuse_complex_e
                                           unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.forward.rules import multilinear
+from vecjac._src.transforms.tape import zeros
 from vecjac._src.transforms.tape.tape import GradientTape
 
 
@@ -76,6 +77,7 @@ class ForwardAccumulator(Transform):
                                  "intended, please sum the corresponding tangents.")
             seen.add(id(p))
         self._tangents = {}   # tensor id -> tangent (None is zero)
+        self._masks = {}      # tensor id -> ZeroMask of its tangent (tape/zeros.py)
         self._ref_tids = {}   # weak reference to an output -> its id: dropped when it dies
         self._release = self._release  # one bound method for every weak reference
         self._recording = False
@@ -92,6 +94,7 @@ class ForwardAccumulator(Transform):
         constructor: jacfwd builds one per call."""
         acc = cls.__new__(cls)
         acc._tangents = {p._tid: t for p, t in zip(primals, tangents)}
+        acc._masks = {}
         acc._ref_tids = {}
         acc._release = acc._release
         acc._recording = False
@@ -195,7 +198,8 @@ class ForwardAccumulator(Transform):
         try:
             fast = alone(self)
             if fast and op.derivative is not None and not attrs and \
-                    tensors[0]._pfor is None and tensors[0].dtype.kind == "f":
+                    tensors[0]._pfor is None and tensors[0].dtype.kind == "f" and \
+                    not (self._masks and tensors[0]._tid in self._masks):
                 return self._fused(op, tensors[0])
             outputs = self._primal(op, tensors, attrs, fast)
             if op.differentiable:
@@ -290,6 +294,13 @@ class ForwardAccumulator(Transform):
         if dt.shape != o.shape or dt.dtype != o.dtype:
             dt = _fit(op, dt, o)
         tid = o._tid
+        masks = self._masks
+        if masks or op.selects is not None:
+            # a tangent that a selection zeroed stays zero through element-wise rules
+            mask = zeros.tangent_mask(op, tensors, attrs, tangents, masks)
+            if mask is not None:
+                dt = zeros.fix_tangent(op, dt, mask)
+                masks[tid] = mask
         table[tid] = dt
         self._ref_tids[weakref.ref(o, self._release)] = tid
 
@@ -316,7 +327,10 @@ class ForwardAccumulator(Transform):
             self._ref_tids[weakref.ref(o, self._release)] = tid
 
     def _release(self, ref):
-        self._tangents.pop(self._ref_tids.pop(ref, None), None)
+        tid = self._ref_tids.pop(ref, None)
+        self._tangents.pop(tid, None)
+        if self._masks:
+            self._masks.pop(tid, None)
 
 
 def _one_term(op, tensors, tangents, attrs):

@@ -7,6 +7,7 @@ written in vecjac ops, so that outer tapes record it (higher order) and pfor vec
 it (Jacobians): a cotangent may be a StackedTensor.
 """
 import contextlib
+import itertools
 import warnings
 
 import numpy as np
@@ -21,6 +22,7 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import (UnconnectedGradients, leaf_tensor,
                                           refuse_complex_entry, unconnected_mode)
 from vecjac._src.core.variables import Variable
+from vecjac._src.transforms.tape import zeros
 from vecjac._src.transforms.tape.jacobians import JacobianMixin
 
 
@@ -322,6 +324,10 @@ class GradientTape(Transform, JacobianMixin):
             for o in e[2]:
                 depends.add(o._tid)
         cot = {}
+        # tensor id -> ZeroMask: where that cotangent is zero because a selection (where,
+        # maximum, minimum) put a zero there; element-wise rules keep those zeros exact
+        # (zeros.py). This pass's own: it goes with the cotangents, never past the pass.
+        masks = {}
         for tid, g in seed_pairs:
             cot[tid] = lib.add(cot[tid], g) if tid in cot else g
         for op, inputs, outputs, attrs in reversed(useful):
@@ -345,7 +351,18 @@ class GradientTape(Transform, JacobianMixin):
             needs = tuple([t._tid in depends for t in inputs])
             e = Entry(op, inputs, outputs, attrs)
             e.needs = needs
-            in_grads = op.gradient(e, *gs)
+            in_masks = None
+            if masks or op.selects is not None:
+                mask = None
+                for o in outputs:
+                    mask = masks.pop(o._tid, None)
+                if (mask is not None or op.selects is not None) and len(outputs) == 1 \
+                        and type(op).pattern in zeros.ELEMENTWISE:
+                    in_grads, in_masks = zeros.gradient(op, e, gs, mask)
+                else:  # (any other op drops the mask)
+                    in_grads = op.gradient(e, *gs)
+            else:
+                in_grads = op.gradient(e, *gs)
             del gs
             for o in outputs:  # consumed: free it now (lower peak memory), unless asked for
                 if o._tid not in source_tids:
@@ -355,7 +372,7 @@ class GradientTape(Transform, JacobianMixin):
             if len(in_grads) != len(inputs):
                 raise RuntimeError(f"gradient of {op.name} returned {len(in_grads)} "
                                    f"cotangents for {len(e.inputs)} inputs")
-            for t, g, need in zip(inputs, in_grads, needs):
+            for t, g, need, m in zip(inputs, in_grads, needs, in_masks or _NO_MASKS):
                 if g is None or not need:
                     continue
                 if not isinstance(g, Tensor):
@@ -366,8 +383,20 @@ class GradientTape(Transform, JacobianMixin):
                 if g.dtype != t.dtype:
                     g = lib.cast(g, t.dtype)
                 tid = t._tid
-                cot[tid] = lib.add(cot[tid], g) if tid in cot else g
+                if tid in cot:
+                    cot[tid] = lib.add(cot[tid], g)
+                    if masks:  # zero where every term is
+                        old = masks.pop(tid, None)
+                        if old is not None and m is not None:
+                            masks[tid] = zeros.both(old, m)
+                else:
+                    cot[tid] = g
+                    if m is not None:
+                        masks[tid] = m
         return cot
+
+
+_NO_MASKS = itertools.repeat(None)  # the inputs' masks when a rule gave none
 
 
 def _zeros_like(t):
