@@ -300,3 +300,23 @@ def test_docstrings_state_the_choices_and_their_memory():
         doc = " ".join(fn.__doc__.split())
         for word in ("interpolated", "checkpoint", "backsolve", "memory", "rtol"):
             assert word in doc, f"{fn.__name__}'s docstring does not mention {word!r}"
+
+
+def test_odeint_backsolve_refuses_a_stiff_system_instead_of_a_nan():
+    # a stiff linear pair: y' = A y with eigenvalues -1 and -1000; backwards it explodes
+    A = np.array([[-1.0, 0.0], [999.0, -1000.0]])
+
+    def rhs(y, t, a):
+        return vj.linalg.matvec(a, y)
+    t = np.array([0.0, 0.5, 1.0])
+    loss = lambda a: vj.reduce_sum(vj.scipy.integrate.odeint(  # noqa: E731
+        rhs, np.array([1.0, 2.0]), t, args=(a,), adjoint="backsolve"))
+    with pytest.raises(ValueError, match="unstable backwards"):
+        vj.grad(loss)(A)
+    # the default adjoint reads y from the forward run: finite, and equal to forward mode
+    default = lambda a: vj.reduce_sum(vj.scipy.integrate.odeint(  # noqa: E731
+        rhs, np.array([1.0, 2.0]), t, args=(a,)))
+    g = vj.grad(default)(A).numpy()
+    assert np.all(np.isfinite(g))
+    fwd = vj.jacfwd(default)(A).numpy()
+    np.testing.assert_allclose(g, fwd, rtol=1e-5, atol=1e-7)

@@ -18,7 +18,7 @@ import numpy as np
 
 from vecjac._src.api.scipy.ivp_adjoint import solution_gradient
 from vecjac._src.api.scipy.ivp_backward import AdjointProblem, check_adjoint, odeint_options
-from vecjac._src.core.context import state
+from vecjac._src.core.context import state, value_read
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
@@ -106,6 +106,22 @@ def _rates(func, ys, t, args, d):
     return stack([_evaluate(func, ys[i], t[i], args, d) for i in range(ys.shape[0])])
 
 
+def _check_back_on_track(z, y, d, options, i):
+    """adjoint="backsolve": the state integrated back to t[i - 1] must be finite and within
+    100 (atol + rtol |y|) + 1e-8 |y| of the forward solution there, else a ValueError."""
+    rtol = options.get("rtol") or 1.49012e-8  # odeint's defaults
+    atol = options.get("atol") or 1.49012e-8
+    back = np.asarray(z[:d], np.float64)
+    y = np.asarray(y, np.float64)
+    bound = 100 * (np.asarray(atol) + np.asarray(rtol) * np.abs(y)) + 1e-8 * np.abs(y)
+    if not (np.all(np.isfinite(z)) and np.all(np.abs(back - y) <= bound)):
+        raise ValueError(
+            f"odeint: adjoint='backsolve' integrated y backwards to t[{i - 1}] and it left "
+            "the forward solution (the system is unstable backwards in time: stiff or "
+            "dissipative), so its gradient would be wrong or NaN; use adjoint='interpolated' "
+            "(the default) or 'checkpoint', or forward mode (vj.jacfwd, vj.jvp)")
+
+
 @register
 class OdeInt(Op):
     """y (T, d) at the times t (T,) of dy/dt = func(y, t, *args), y(t[0]) = y0 (d,).
@@ -155,6 +171,10 @@ class OdeInt(Op):
             z = apply(OdeInt, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]), *args,
                       func=backward, options=_augmented(options, backward=True),
                       adjoint="backsolve", checkpoints=None)[1]
+            # never a NaN or a wrong gradient in silence: y integrated backwards must be
+            # back on the forward solution (a stiff system is unstable backwards)
+            value_read(z, "internal", np.shape)
+            _check_back_on_track(z._value, ys._value[i - 1], d, dict(options), i)
             a, b = z[d:2 * d] + g[i - 1], z[2 * d:]
         a_plus = a - g[0]
         t_bars.append(-reduce_sum(a_plus * _evaluate(func, y0, t[0], args, d)))
