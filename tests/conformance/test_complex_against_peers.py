@@ -86,7 +86,7 @@ def _jax_jvp(jax, f, x, t):
     return jax.jit(lambda x, t: jax.jvp(f, (x,), (t,))[1])(x, t)
 
 
-def _close(a, b, rtol=1e-10):
+def assert_close(a, b, rtol=1e-10):
     np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=1e-12)
 
 
@@ -95,28 +95,28 @@ def test_grad_of_real_loss_matches_jax(jx, name):
     jax, jnp, table = jx
     mine = vj.grad(_loss(VJ[name][0], vj.math.conj, vj.math.real, vj.reduce_sum))(Z)
     theirs = jax.jit(jax.grad(_loss(table[name][0], jnp.conj, jnp.real, jnp.sum)))(Z)
-    _close(mine.numpy(), theirs)
+    assert_close(mine.numpy(), theirs)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_vjp_and_jvp_match_jax(jx, name):
     jax, _, table = jx
     _, pull = vj.vjp(VJ[name][0], Z)
-    _close(pull(W)[0].numpy(), _jax_vjp(jax, table[name][0], Z, W))
-    _close(vj.jvp(VJ[name][0], (Z,), (V,))[1].numpy(), _jax_jvp(jax, table[name][0], Z, V))
+    assert_close(pull(W)[0].numpy(), _jax_vjp(jax, table[name][0], Z, W))
+    assert_close(vj.jvp(VJ[name][0], (Z,), (V,))[1].numpy(), _jax_jvp(jax, table[name][0], Z, V))
 
 
 @pytest.mark.parametrize("name", HOLOMORPHIC)
 def test_holomorphic_jacobians_and_hessians_match_jax(jx, name):
     jax, jnp, table = jx
     f, jf = VJ[name][0], table[name][0]
-    _close(vj.jacfwd(f, holomorphic=True)(Z).numpy(),
+    assert_close(vj.jacfwd(f, holomorphic=True)(Z).numpy(),
            jax.jit(jax.jacfwd(jf, holomorphic=True))(Z))
-    _close(vj.jacrev(f, holomorphic=True)(Z).numpy(),
+    assert_close(vj.jacrev(f, holomorphic=True)(Z).numpy(),
            jax.jit(jax.jacrev(jf, holomorphic=True))(Z))
     scalar = lambda z: vj.reduce_sum(f(z) * W)  # noqa: E731
     jscalar = lambda z: jnp.sum(jf(z) * W)  # noqa: E731
-    _close(vj.hessian(scalar, holomorphic=True)(Z).numpy(),
+    assert_close(vj.hessian(scalar, holomorphic=True)(Z).numpy(),
            jax.jit(jax.hessian(jscalar, holomorphic=True))(Z))
 
 
@@ -127,8 +127,8 @@ def test_second_order_of_real_loss_matches_jax(jx, name):
     grad = vj.grad(_loss(VJ[name][0], vj.math.conj, vj.math.real, vj.reduce_sum))
     jgrad = jax.grad(_loss(table[name][0], jnp.conj, jnp.real, jnp.sum))
     _, pull = vj.vjp(grad, Z)
-    _close(pull(V)[0].numpy(), _jax_vjp(jax, jgrad, Z, V), rtol=1e-9)
-    _close(vj.jvp(grad, (Z,), (V,))[1].numpy(), _jax_jvp(jax, jgrad, Z, V), rtol=1e-9)
+    assert_close(pull(V)[0].numpy(), _jax_vjp(jax, jgrad, Z, V), rtol=1e-9)
+    assert_close(vj.jvp(grad, (Z,), (V,))[1].numpy(), _jax_jvp(jax, jgrad, Z, V), rtol=1e-9)
 
 
 # -- TensorFlow -------------------------------------------------------------------------
@@ -180,9 +180,9 @@ def test_tape_gradient_and_jacobian_match_tf(tfx, name):
     with tf.GradientTape(persistent=True) as ttape:
         ttape.watch(tz)
         ty = table[name][0](tz)
-    _close(tape.gradient(y, z, output_gradients=vj.constant(W)).numpy(),
+    assert_close(tape.gradient(y, z, output_gradients=vj.constant(W)).numpy(),
            ttape.gradient(ty, tz, output_gradients=tf.constant(W)).numpy())
-    _close(tape.jacobian(y, z).numpy(), ttape.jacobian(ty, tz).numpy())
+    assert_close(tape.jacobian(y, z).numpy(), ttape.jacobian(ty, tz).numpy())
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -201,7 +201,7 @@ def test_forward_accumulator_matches_tf(tfx, name):
     tz = tf.constant(Z)
     with tf.autodiff.ForwardAccumulator(tz, tf.constant(V)) as tacc:
         ty = table[name][0](tz)
-    _close(acc.jvp(y).numpy(), tacc.jvp(ty).numpy())
+    assert_close(acc.jvp(y).numpy(), tacc.jvp(ty).numpy())
 
 
 # -- linear algebra: JAX's functional API on complex matrices -------------------------------
@@ -247,9 +247,9 @@ def test_linalg_vjp_jvp_and_real_loss_gradient_match_jax(jx, name):
     out = np.asarray(jf(A))
     ct = (np.arange(out.size).reshape(out.shape) % 3 + 1) * (1 - 0.5j)
     _, pull = vj.vjp(f, A)
-    _close(pull(ct)[0].numpy(), _jax_vjp(jax, jf, A, ct), rtol=1e-8)
+    assert_close(pull(ct)[0].numpy(), _jax_vjp(jax, jf, A, ct), rtol=1e-8)
     dA = np.outer(V, W) / 4
-    _close(vj.jvp(f, (A,), (dA,))[1].numpy(), _jax_jvp(jax, jf, A, dA), rtol=1e-8)
+    assert_close(vj.jvp(f, (A,), (dA,))[1].numpy(), _jax_jvp(jax, jf, A, dA), rtol=1e-8)
     if holomorphic:
-        _close(vj.jacfwd(f, holomorphic=True)(A).numpy(),
+        assert_close(vj.jacfwd(f, holomorphic=True)(A).numpy(),
                jax.jit(jax.jacfwd(jf, holomorphic=True))(A), rtol=1e-8)

@@ -1,6 +1,4 @@
-"""Matrix decompositions and least squares (TF's tf.linalg): svd, eigh, eigvalsh, pinv,
-lstsq.
-
+"""Matrix decompositions and least squares (TF's tf.linalg): svd, eigh, eigvalsh, pinv, lstsq.
 Batched over the leading axes like the rest of vj.linalg (the pfor rule is
 `elementwise`: the loop axis is one more batch axis). float32, float64, complex64 and
 complex128: for complex matrices read every ^T below as the conjugate transpose ^H (the
@@ -142,9 +140,7 @@ def _svd_tall_full(x):
     return s, u[..., :2] * u[..., :2]
 
 
-# complex vectors are fixed only up to a phase per vector: the samples that return them
-# (sign-fixed for real matrices) have no complex variant; tests/ops/linalg/
-# test_complex_linalg.py checks phase-invariant functions of them instead
+# vectors have a free phase per vector: test_complex_linalg.py checks phase-free functions
 _PHASE = "complex singular / eigen vectors carry a free phase (test_complex_linalg.py)"
 
 @register
