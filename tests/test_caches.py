@@ -39,6 +39,8 @@ CACHES = {
                                                "args by content",
     "structured.finite": "the tensor and its value array (identity)",
     "pure functions (lru_cache, identity rows)": "all their arguments (hashable values)",
+    "holomorphic=True checks": "argument shapes and dtypes, other arguments and keywords "
+                               "by value (vj.function's key)",
 }
 
 
@@ -251,3 +253,19 @@ def test_solve_ivp_forward_runs_kept_for_reverse_mode(kind, monkeypatch):
         fresh = ivp_backward.adjoint_pass(problem, y0_, t_, [k_], np.ones((1, 3, 1)), None)
         for a, b in zip(got, fresh):
             np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+# -- holomorphic=True: checked once per signature ---------------------------------------------
+def test_holomorphic_check_is_keyed_by_every_argument():
+    def f(z, conjugate, scale=1.0):  # holomorphic unless `conjugate`
+        return (vj.math.conj(z) if conjugate else z) * scale
+    jac = vj.jacfwd(f, holomorphic=True)
+    z = np.array([1.0 + 2.0j, -0.5j])
+    np.testing.assert_allclose(jac(z, False).numpy(), np.eye(2))
+    with pytest.raises(ValueError, match="not holomorphic"):  # another flag: checked again
+        jac(z, True)
+    np.testing.assert_allclose(jac(z, False, scale=2.0).numpy(), 2 * np.eye(2))  # keyword
+    with pytest.raises(ValueError, match="not holomorphic"):
+        jac(z.astype(np.complex64), True, scale=2.0)  # another dtype
+    with pytest.raises(ValueError, match="not holomorphic"):
+        jac(np.ones(3, complex), True)  # another shape

@@ -17,6 +17,7 @@ vj.jacobian's real form of a complex map.
 import numpy as np
 
 from vecjac._src.api.fn_args import split_aux, strict
+from vecjac._src.api.function import _key
 from vecjac._src.core import nest
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.unconnected import UnconnectedGradients
@@ -58,17 +59,21 @@ class HolomorphicCheck:
     holomorphic=True) returns 1). This checks it on the first call for each input
     signature: a holomorphic f has a C-linear derivative, so its JVP along i*v is i times
     its JVP along v (the Cauchy-Riemann equations along a random complex direction v).
-    Cost: two JVPs on that first call; a ValueError when it fails."""
+    Cost: two JVPs on that first call; a ValueError when it fails. Cache: the signatures
+    checked, keyed as vj.function keys a call (tests/test_caches.py)."""
 
     def __init__(self, what):
         self.what = what
         self.checked = set()
 
     def __call__(self, f, args, kwargs, flat_positions):
-        key = tuple((np.shape(a), np.result_type(a).str) if not nest.is_nested(a) else
-                    tuple((np.shape(x), np.result_type(x).str) for x in nest.flatten(a))
-                    for a in (args[k] for k in flat_positions))
-        if key in self.checked:
+        # the call's signature as vj.function keys it: arrays by shape and dtype, every
+        # other argument (and keyword) by value, so another flag or constant checks again
+        try:
+            key = _key(list(args), kwargs, [], self.what)
+        except (TypeError, ValueError):
+            key = None  # an argument without a key: check on every call
+        if key is not None and key in self.checked:
             return
         rng = np.random.default_rng(len(self.checked))
         primals = [nest.flatten(args[k]) for k in flat_positions]
@@ -93,7 +98,8 @@ class HolomorphicCheck:
                     f"relative difference {err / scale:.3g}). {_HOLOMORPHIC_HINT}; without "
                     "holomorphic=True, vj.jacobian gives the real Jacobian of such a map, "
                     "vj.vjp and vj.jvp its derivatives in JAX's convention")
-        self.checked.add(key)
+        if key is not None:
+            self.checked.add(key)
 
 
 def _jvp_leaves(f, args, kwargs, flat_positions, leaves, tangents, what):
