@@ -9,10 +9,8 @@ One process, interleaved, minima of the repetitions, reported as ratios:
    weighted sum of x*: the Jacobian at x*, its condition estimate and one adjoint solve)
    and, dense, the full Jacobian dx*/dtheta (pfor: every seed one right-hand side of
    one solve), each replayed from one persistent tape.
-2. newton_krylov on the 2-D Bratu problem, 100 x 100 (n = 10^4), lambda = 6:
-   vecjac's exact-JVP Krylov Jacobian against SciPy's finite-difference one, on the same
-   vecjac F and on a plain NumPy F: outer (Newton) iterations, inner products J v and
-   time.
+2. newton_krylov: benchmarks/newton_krylov.py (exact JVPs against SciPy's finite
+   differences, Bratu 10^4 and 10^5, the Hilbert system).
 3. solve_ivp on the stiff 2-D Brusselator, 32 x 32 (2048 unknowns), BDF: one primal
    solve against the forward sensitivities for its 3 parameters (vj.jacfwd: one
    augmented [y, ydot] solve per parameter, each with its sparse Jacobian).
@@ -101,71 +99,6 @@ def bench_root(n, repeat, sparse=False):
     return row
 
 
-# -- 2. Newton-Krylov on 2-D Bratu -------------------------------------------------------
-def bratu_vj(u, lam, m):
-    U = vj.reshape(u, (m, m))
-    Z = vj.pad(U, [[1, 1], [1, 1]])
-    lap = (Z[:-2, 1:-1] + Z[2:, 1:-1] + Z[1:-1, :-2] + Z[1:-1, 2:] - 4 * U) * (m + 1) ** 2
-    return vj.reshape(lap + lam * vj.exp(U), (-1,))
-
-
-def bratu_np(u, lam, m):
-    U = u.reshape(m, m)
-    Z = np.pad(U, 1)
-    lap = (Z[:-2, 1:-1] + Z[2:, 1:-1] + Z[1:-1, :-2] + Z[1:-1, 2:] - 4 * U) * (m + 1) ** 2
-    return (lap + lam * np.exp(U)).reshape(-1)
-
-
-def bench_newton_krylov(m, repeat):
-    lam, n = 6.0, m * m
-    x0 = np.zeros(n)
-    tol = dict(f_tol=1e-8)
-    counts = {}
-
-    def counting(key, f):
-        def wrapped(x):
-            counts[key] = counts.get(key, 0) + 1
-            return f(x)
-        return wrapped
-
-    def outer(key):
-        def callback(x, f):
-            counts[key + " newton"] = counts.get(key + " newton", 0) + 1
-        return callback
-
-    def exact():
-        return opt.newton_krylov(counting_jvp(bratu_vj, counts), x0, args=(lam, m),
-                                 callback=outer("exact"), **tol)
-
-    def fd_vj():
-        return so.newton_krylov(counting("fd-vj F", lambda x: bratu_vj(
-            vj.constant(x), lam, m).numpy()), x0, callback=outer("fd-vj"), **tol)
-
-    def fd_np():
-        return so.newton_krylov(counting("fd-np F", lambda x: bratu_np(x, lam, m)), x0,
-                                callback=outer("fd-np"), **tol)
-    rows = {}
-    for name, fn in (("exact Jv (vecjac F)", exact), ("FD Jv (vecjac F)", fd_vj),
-                     ("FD Jv (NumPy F)", fd_np)):
-        counts.clear()
-        x = np.asarray(fn())
-        newton = [v for k, v in counts.items() if k.endswith("newton")]
-        evals = [v for k, v in counts.items() if k.endswith(" F")]
-        rows[name] = {"newton iterations": newton[0] if newton else None,
-                      "F evaluations": evals[0] if evals else None,
-                      "residual": float(np.abs(bratu_np(x, lam, m)).max()),
-                      "s": best(fn, repeat)}
-    return rows
-
-
-def counting_jvp(F, counts):
-    """F, counting its evaluations (each exact J v is one, under a ForwardAccumulator)."""
-    def wrapped(u, lam, m):
-        counts["exact F"] = counts.get("exact F", 0) + 1
-        return F(u, lam, m)
-    return wrapped
-
-
 # -- 3. solve_ivp sensitivities on the 2-D Brusselator -------------------------------------
 def brusselator(t, y, p, m):
     a, b, alpha = p[0], p[1], p[2]
@@ -224,9 +157,7 @@ def main():
     for n, sparse in ((100, False), (1000, False), (10 ** 4 if quick else 10 ** 5, True)):
         print(f"  n = {n}{' sparse (krylov + SparseSolve)' if sparse else ' dense (hybr)'}:",
               shown(bench_root(n, repeat, sparse)))
-    print("2. newton_krylov, 2-D Bratu", "50 x 50" if quick else "100 x 100")
-    for name, row in bench_newton_krylov(50 if quick else 100, repeat).items():
-        print(f"  {name}:", shown(row))
+    print("2. newton_krylov: see benchmarks/newton_krylov.py")
     print("3. solve_ivp BDF, 2-D Brusselator", "16^2" if quick else "32^2",
           "forward sensitivities (3 parameters) vs primal")
     print("  ", shown(bench_brusselator(16 if quick else 32, repeat)))

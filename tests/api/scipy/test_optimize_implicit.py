@@ -6,6 +6,7 @@ reverse mode, second order where cheap; errors for failed solves and singular Ja
 """
 import pathlib
 import re
+import warnings
 
 import numpy as np
 import pytest
@@ -252,3 +253,54 @@ def test_readme_section_runs_and_says_true():
     np.testing.assert_allclose(ns["sol"].y.numpy()[0], 2 * np.exp(-0.7 * np.array([0.5, 1.0])),
                                rtol=1e-8)
     np.testing.assert_allclose(ns["dk"].numpy(), -2 * np.exp(-0.7), rtol=1e-7)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_newton_krylov_jit_and_eager_solve_the_same_problem(jit):
+    # Bratu 1-D, -u'' = exp(u) discretized: the reference is SciPy's own root (hybr) on NumPy
+    n, lam = 40, 1.0
+    h2 = (n + 1) ** 2
+
+    def G(u, lam):
+        z = np.concatenate([np.zeros(1), u, np.zeros(1)])
+        return (z[:-2] - 2 * u + z[2:]) * h2 + lam * np.exp(u)
+    G_np = lambda u: G(u, lam)  # noqa: E731
+    expected = so.root(G_np, np.zeros(n), tol=1e-14).x
+    x = opt.newton_krylov(G, np.zeros(n), args=(lam,), f_tol=1e-11, jit=jit)
+    np.testing.assert_allclose(x.numpy(), expected, rtol=1e-9)
+    res = opt.root(G, np.zeros(n), args=(lam,), method="krylov",
+                   options={"fatol": 1e-11, "jit": jit})
+    np.testing.assert_allclose(np.asarray(res.x), expected, rtol=1e-9)
+
+
+def test_newton_krylov_jit_follows_python_branches_on_values():
+    # F branches in Python on a value (a guard of the trace). From 0 the first Newton step
+    # lands on 2 (branch x - 2), where F switches to x - 3: the only root is 3. A trace
+    # that kept the first branch would stop at 2 with a residual it believes is 0.
+    def F(x):
+        if float(x[0]) > 1.0:
+            return x - 3.0
+        return x - 2.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", vj.NotDifferentiableWarning)
+        x = opt.newton_krylov(F, np.zeros(2), f_tol=1e-12)
+    np.testing.assert_allclose(x.numpy(), [3.0, 3.0], rtol=1e-12)
+
+
+def test_newton_krylov_exact_products_reach_a_residual_finite_differences_cannot():
+    # H x = H 1, H the 7 x 7 Hilbert matrix (condition ~5e8): SciPy's finite-difference
+    # products stall near 1e-7 (benchmarks/newton_krylov.py); exact products do not
+    H = 1.0 / (np.arange(7)[:, None] + np.arange(7)[None, :] + 1.0)
+    b = H @ np.ones(7)
+    x = opt.newton_krylov(lambda x: vj.linalg.matvec(H, x) - b, np.zeros(7), f_tol=1e-13,
+                          maxiter=200)
+    assert np.abs(H @ x.numpy() - b).max() <= 1e-13
+    with pytest.raises(so.NoConvergence):
+        so.newton_krylov(lambda x: H @ x - b, np.zeros(7), f_tol=1e-13, maxiter=200)
+
+
+def test_newton_krylov_jit_must_be_a_bool():
+    with pytest.raises(TypeError, match="newton_krylov: jit must be a bool, got 'yes'"):
+        opt.newton_krylov(F, np.zeros(3), args=(THETA, 1.5), jit="yes")
+    with pytest.raises(TypeError, match="root: jit must be a bool, got 1"):
+        opt.root(F, np.zeros(3), args=(THETA, 1.5), method="krylov", options={"jit": 1})

@@ -27,6 +27,7 @@ import importlib
 
 import numpy as np
 
+from vecjac._src.api.function import function
 from vecjac._src.api.scipy.implicit import ImplicitRoot, Problem, implicit_solution, split_args
 from vecjac._src.api.scipy.jac import Jac
 from vecjac._src.api.scipy.optimize import as_x, check_f, fun_and_jac, hess, hessp, scipy_minimize
@@ -285,17 +286,15 @@ def _exact_krylov_jacobian():
         base = importlib.import_module("scipy.optimize._nonlin").KrylovJacobian
 
         class ExactKrylovJacobian(base):
-            """J v = the JVP of `f_tensor` at the current iterate (exact)."""
+            """J v = the JVP of the residual at the current iterate (exact)."""
 
-            def __init__(self, f_tensor, **options):
+            def __init__(self, product, **options):
                 super().__init__(**options)
-                self.f_tensor = f_tensor
+                self.product = product
 
             def matvec(self, v):
-                x = Tensor(np.asarray(self.x0, np.float64))
-                with ForwardAccumulator([x], [Tensor(np.asarray(v, np.float64))]) as acc:
-                    r = self.f_tensor(x)
-                return np.asarray(acc.jvp(r, unconnected_gradients=_ZERO)._value)
+                return self.product(np.asarray(self.x0, np.float64),
+                                    np.asarray(v, np.float64))
         _EXACT["class"] = ExactKrylovJacobian
     return _EXACT["class"]
 
@@ -303,18 +302,49 @@ def _exact_krylov_jacobian():
 _KRYLOV_OPTIONS = {"inner_maxiter", "inner_M", "outer_k", "method", "rdiff"}
 
 
-def _nonlin_solve(f_tensor, x0, jac_options, **solve_options):
+def _residual_and_product(f_tensor, jit):
+    """NumPy-level F(x) and (x, v) -> J(x) v for SciPy's loop.
+
+    With jit, both are vj.function traces made for this one solve and dropped after it:
+    every product is at the same point shapes and F is fixed while SciPy iterates, so the
+    trace's rules (F's closures read once, its Python side effects at tracing only,
+    guards on the values F branches on) cannot change an answer within the solve, and a
+    replay costs a fraction of an eager pass (Bratu 100^2: an exact product below one
+    NumPy evaluation of F; eager forward mode is about 11 of them)."""
+    def residual(x):
+        return f_tensor(x)
+
+    def product(x, v):
+        with ForwardAccumulator([x], [v]) as acc:
+            r = f_tensor(x)
+        return acc.jvp(r, unconnected_gradients=_ZERO)
+    if jit:
+        residual, product = function(residual), function(product)
+
+    def f(x):
+        return np.asarray(residual(Tensor(np.asarray(x, np.float64)))._value)
+
+    def jv(x, v):
+        return np.asarray(product(Tensor(x), Tensor(v))._value)
+    return f, jv
+
+
+def _nonlin_solve(f_tensor, x0, jac_options, jit, **solve_options):
     unknown = {k for k in jac_options if k not in _KRYLOV_OPTIONS and not k.startswith("inner_")}
     if unknown:
         raise TypeError(f"vj.scipy.optimize.newton_krylov: unknown Krylov options "
                         f"{sorted(unknown)}")
-    jacobian = _exact_krylov_jacobian()(f_tensor, **jac_options)
+    f, product = _residual_and_product(f_tensor, jit)
+    jacobian = _exact_krylov_jacobian()(product, **jac_options)
     nonlin = importlib.import_module("scipy.optimize._nonlin")
-
-    def f(x):
-        return np.asarray(f_tensor(Tensor(np.asarray(x, np.float64)))._value)
     return nonlin.nonlin_solve(f, x0, jacobian=jacobian, full_output=True,
                                raise_exception=False, **solve_options)
+
+
+def _check_jit(jit, what):
+    if not isinstance(jit, (bool, np.bool_)):
+        raise TypeError(f"{what}: jit must be a bool, got {jit!r}")
+    return bool(jit)
 
 
 def _krylov_root(f, x0, tol, callback, options):
@@ -323,13 +353,14 @@ def _krylov_root(f, x0, tol, callback, options):
              "fatol": "f_tol", "xtol": "x_rtol", "xatol": "x_tol", "tol_norm": "tol_norm",
              "line_search": "line_search"}
     jac_options = options.pop("jac_options", None) or {}
+    jit = _check_jit(options.pop("jit", True), "vj.scipy.optimize.root")
     unknown = set(options) - set(names)
     if unknown:
         raise TypeError(f"vj.scipy.optimize.root: unknown options for method 'krylov': "
                         f"{sorted(unknown)}")
     if tol is not None:
         options.setdefault("fatol", tol)
-    x, info = _nonlin_solve(f, x0, jac_options, callback=callback,
+    x, info = _nonlin_solve(f, x0, jac_options, jit, callback=callback,
                             **{names[k]: v for k, v in options.items()})
     result = _optimize().OptimizeResult(x=x, method="krylov")
     result.update(info)
@@ -339,13 +370,18 @@ def _krylov_root(f, x0, tol, callback, options):
 def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=20,
                   inner_M=None, outer_k=10, verbose=False, maxiter=None, f_tol=None,
                   f_rtol=None, x_tol=None, x_rtol=None, tol_norm=None,
-                  line_search="armijo", callback=None, args=(), **kw):
+                  line_search="armijo", callback=None, args=(), jit=True, **kw):
     """scipy.optimize.newton_krylov of F(x, *args) = 0 with exact Jacobian-vector products
     (forward mode) in SciPy's Krylov loop. Returns x (a Tensor of xin's shape,
     differentiable in the float leaves of `args`, vecjac's addition); raises SciPy's
-    NoConvergence like SciPy. Extra keywords `inner_*` go to the Krylov solver."""
+    NoConvergence like SciPy. Extra keywords `inner_*` go to the Krylov solver.
+
+    jit (vecjac's addition): F and its JVP run as vj.function traces made for this solve
+    (F's Python side effects happen while tracing only; closed-over arrays are read once
+    per solve). jit=False runs F eagerly for every evaluation and product."""
     what = "vj.scipy.optimize.newton_krylov"
     check_f(F, "optimize.newton_krylov")
+    jit = _check_jit(jit, what)
     try:
         start = np.array(_start(xin), dtype=np.float64)
     except (TypeError, ValueError) as e:
@@ -363,7 +399,7 @@ def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=
     def run(*arrays):
         consts = _constants(arrays)
         x, info = _nonlin_solve(lambda x: residual(x, *consts), start.reshape(-1),
-                                jac_options, iter=iter, verbose=verbose, maxiter=maxiter,
+                                jac_options, jit, iter=iter, verbose=verbose, maxiter=maxiter,
                                 f_tol=f_tol, f_rtol=f_rtol, x_tol=x_tol, x_rtol=x_rtol,
                                 tol_norm=tol_norm, line_search=line_search,
                                 callback=callback)
