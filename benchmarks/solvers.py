@@ -3,12 +3,16 @@
     python benchmarks/solvers.py [--quick]
 
 One process, interleaved, minima of the repetitions, reported as ratios:
-1. root, F(x, theta) = A x + tanh(x) - theta: the primal solve (vj.scipy.optimize.root,
+1. root, minimize, least_squares: the primal solve (root: F(x, theta) = A x + tanh(x) - theta
+   by vj.scipy.optimize.root,
    hybr with vecjac's dense Jacobian; for n = 10^5 the tridiagonal A, method="krylov"
    with exact JVPs and sparse=True) against the backward pass of one gradient (a
    weighted sum of x*: the Jacobian at x*, its condition estimate and one adjoint solve)
    and, dense, the full Jacobian dx*/dtheta (pfor: every seed one right-hand side of
-   one solve), each replayed from one persistent tape.
+   one solve), each replayed from one persistent tape. minimize: the convex
+   0.5 x.Ax + sum log cosh x - theta.x by Newton-CG (vecjac's gradient and Hessian-vector
+   products); least_squares: 2n residuals (that system over a damped copy), trf. The
+   gradients are checked against closed forms computed in NumPy.
 2. newton_krylov: benchmarks/newton_krylov.py (exact JVPs against SciPy's finite
    differences, Bratu 10^4 and 10^5, the Hilbert system).
 3. solve_ivp on the stiff 2-D Brusselator, 32 x 32 (2048 unknowns), BDF: one primal
@@ -62,21 +66,65 @@ def F_chain(x, theta):
     return 3.0 * x + vj.tanh(x) - 0.5 * (left + right) - theta
 
 
-def bench_root(n, repeat, sparse=False):
+def f_quadratic(x, theta, A):
+    """A strictly convex objective: its minimizer solves A x + tanh(x) = theta."""
+    return (0.5 * vj.reduce_sum(x * vj.linalg.matvec(A, x))
+            + vj.reduce_sum(vj.math.log(vj.math.cosh(x))) - vj.reduce_sum(theta * x))
+
+
+def r_tall(x, theta, A):
+    """2n residuals in n unknowns: the square system F_dense stacked over a damped copy."""
+    return vj.concat([vj.linalg.matvec(A, x) + vj.tanh(x) - theta, 0.1 * (x - theta)], axis=0)
+
+
+def _implicit_setup(kind, n, sparse):
+    """(solve, expected_gradient(x, w) or None) of one solver on one problem."""
+    x0 = np.zeros(n)
+    if sparse:
+        return (lambda t: opt.root(F_chain, x0, args=(t,), method="krylov",
+                                   options={"fatol": 1e-10}, sparse=True).x), None
+    A = dense_problem(n)
+
+    def sech2(x):
+        return np.diag(1 - np.tanh(x) ** 2)
+    if kind == "root":
+        # independent check: dx/dtheta = J^-1, so the gradient of w.x is J^-T w
+        return (lambda t: opt.root(F_dense, x0, args=(t, A), tol=1e-12).x,
+                lambda x, w: np.linalg.solve((A + sech2(x)).T, w))
+    if kind == "minimize":
+        # grad_x f = A_sym x + tanh(x) - theta = 0: dx/dtheta = H^-1, H = A_sym + sech^2
+        sym = 0.5 * (A + A.T)
+        return (lambda t: opt.minimize(f_quadratic, x0, args=(t, A), method="Newton-CG",
+                                       options={"xtol": 1e-12}).x,
+                lambda x, w: np.linalg.solve(sym + sech2(x), w))
+    # least squares: normal equations J^T r = 0; dx/dtheta = -(J^T J + sum r_i H_i)^-1 J^T dr/dtheta
+    def expected(x, w):
+        J = np.vstack([A + sech2(x), 0.1 * np.eye(n)])
+        r = np.concatenate([A @ x + np.tanh(x) - theta_ls[0], 0.1 * (x - theta_ls[0])])
+        second = np.diag(r[:n] * (-2 * np.tanh(x) * (1 - np.tanh(x) ** 2)))
+        dr_dtheta = np.vstack([-np.eye(n), -0.1 * np.eye(n)])
+        dx = -np.linalg.solve(J.T @ J + second, J.T @ dr_dtheta)
+        return dx.T @ w
+    theta_ls = []
+
+    def solve(t):
+        theta_ls[:] = [np.asarray(t.numpy() if hasattr(t, "numpy") else t)]
+        return opt.least_squares(r_tall, x0, args=(t, A), xtol=1e-15, ftol=1e-15,
+                                 gtol=1e-15).x
+    return solve, expected
+
+
+def bench_implicit(kind, n, repeat, sparse=False):
+    """Primal solve against the backward pass of one gradient (and, dense n <= 1000, the
+    full Jacobian dx*/dtheta), each replayed from one persistent tape."""
     rng = np.random.default_rng(1)
     theta = rng.uniform(-1, 1, n)
     weights = rng.standard_normal(n)
-    if sparse:
-        options = dict(method="krylov", options={"fatol": 1e-10}, sparse=True)
-        fun, args = F_chain, ()
-    else:
-        options = dict(tol=1e-12)
-        fun, args = F_dense, (dense_problem(n),)
-    x0 = np.zeros(n)
     t = vj.constant(theta)
+    solve_at, expected = _implicit_setup(kind, n, sparse)
 
     def solve():
-        return opt.root(fun, x0, args=(t,) + args, **options).x
+        return solve_at(t)
 
     def record():
         with vj.GradientTape(persistent=True) as tape:
@@ -90,9 +138,9 @@ def bench_root(n, repeat, sparse=False):
            "gradient s": best(lambda: tape.gradient(loss, t), repeat)}
     row["gradient / primal"] = row["gradient s"] / row["primal s"]
     g = tape.gradient(loss, t).numpy()
-    if not sparse:  # independent check: J^-T w, J = A + diag(1 - tanh(x)^2)
-        expected = np.linalg.solve((args[0] + np.diag(1 - np.tanh(x.numpy()) ** 2)).T, weights)
-        row["gradient error"] = float(np.abs(g - expected).max() / np.abs(expected).max())
+    if expected is not None:
+        want = expected(x.numpy(), weights)
+        row["gradient error"] = float(np.abs(g - want).max() / np.abs(want).max())
     if n <= 1000 and not sparse:
         row["jacobian s"] = best(lambda: tape.jacobian(x, t), repeat)
         row["jacobian / primal"] = row["jacobian s"] / row["primal s"]
@@ -153,10 +201,13 @@ def shown(row):
 def main():
     quick = "--quick" in sys.argv
     repeat = 2 if quick else 3
-    print("1. root: implicit derivative vs primal solve")
-    for n, sparse in ((100, False), (1000, False), (10 ** 4 if quick else 10 ** 5, True)):
-        print(f"  n = {n}{' sparse (krylov + SparseSolve)' if sparse else ' dense (hybr)'}:",
-              shown(bench_root(n, repeat, sparse)))
+    print("1. implicit derivative vs primal solve")
+    for kind, n, sparse in (("root", 100, False), ("root", 1000, False),
+                            ("root", 10 ** 4 if quick else 10 ** 5, True),
+                            ("minimize", 100, False), ("minimize", 1000, False),
+                            ("least_squares", 100, False), ("least_squares", 1000, False)):
+        label = " sparse (krylov + SparseSolve)" if sparse else " dense"
+        print(f"  {kind}, n = {n}{label}:", shown(bench_implicit(kind, n, repeat, sparse)))
     print("2. newton_krylov: see benchmarks/newton_krylov.py")
     print("3. solve_ivp BDF, 2-D Brusselator", "16^2" if quick else "32^2",
           "forward sensitivities (3 parameters) vs primal")

@@ -304,3 +304,28 @@ def test_newton_krylov_jit_must_be_a_bool():
         opt.newton_krylov(F, np.zeros(3), args=(THETA, 1.5), jit="yes")
     with pytest.raises(TypeError, match="root: jit must be a bool, got 1"):
         opt.root(F, np.zeros(3), args=(THETA, 1.5), method="krylov", options={"jit": 1})
+    with pytest.raises(TypeError, match="newton_krylov: sparse must be a bool"):
+        opt.newton_krylov(F, np.zeros(3), args=(THETA, 1.5), sparse="auto")
+
+
+def test_newton_krylov_derivative_above_the_sparse_threshold_matches_scipy():
+    # 2-D Bratu, 40 x 40 = 1600 unknowns (> SPARSE_ABOVE): the default derivative detects
+    # dF/dx sparse; expected: central differences of SciPy's own newton_krylov in lambda
+    from vecjac._src.api.scipy.solvers import SPARSE_ABOVE
+    m = 40
+    assert m * m > SPARSE_ABOVE
+
+    def bratu(u, lam):
+        U = u.reshape(m, m)
+        Z = np.pad(U, 1)
+        return ((Z[:-2, 1:-1] + Z[2:, 1:-1] + Z[1:-1, :-2] + Z[1:-1, 2:] - 4 * U)
+                * (m + 1) ** 2 + lam * np.exp(U)).reshape(-1)
+    weights = np.random.default_rng(0).standard_normal(m * m)
+
+    def scipy_loss(lam):
+        return weights @ so.newton_krylov(lambda u: bratu(u, lam), np.zeros(m * m),
+                                          f_tol=1e-12)
+    expected = (scipy_loss(3.0 + 1e-4) - scipy_loss(3.0 - 1e-4)) / 2e-4
+    got = vj.grad(lambda lam: vj.reduce_sum(weights * opt.newton_krylov(
+        bratu, np.zeros(m * m), args=(lam,), f_tol=1e-12)))(np.array(3.0))
+    np.testing.assert_allclose(float(got), expected, rtol=1e-6)

@@ -199,3 +199,30 @@ def value_read(tensor, how, test=None):
     plan capture re-checks just that at replay; None means the whole value matters."""
     for t in reversed(state.stack):
         t.value_read(tensor, how, test)
+
+
+class suspended:
+    """Every transform out of sight for what runs inside (tapes, accumulators, loops,
+    observers, Variable watchers), restored on exit. For an op's forward that runs
+    vecjac code on fresh values of its own, such as a solver's iterations
+    (vecjac/_src/api/scipy/implicit.py): no transform outside follows those values, so
+    hiding them changes no derivative, and spares each op of the solve the transforms'
+    checks and vj.function's replay-under-transforms path."""
+
+    _LISTS = ("stack", "tapes", "followers", "observers", "variable_watchers")
+
+    def __enter__(self):
+        st = state
+        self._saved = [(name, getattr(st, name)) for name in self._LISTS]
+        self._hidden = st.hidden
+        for name in self._LISTS:
+            setattr(st, name, [])
+        st.hidden = {}
+        return self
+
+    def __exit__(self, *exc):
+        st = state
+        for name, lst in self._saved:
+            setattr(st, name, lst)
+        st.hidden = self._hidden
+        return False

@@ -28,7 +28,7 @@ from vecjac._src.api.coloring import forward_take
 from vecjac._src.api.scipy.sparse_solve import SparsePattern, sparse_solve
 from vecjac._src.api.sparse import sparse_jacobian
 from vecjac._src.core import nest
-from vecjac._src.core.context import state
+from vecjac._src.core.context import state, suspended
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
 from vecjac._src.core.tensor import Tensor
@@ -99,7 +99,8 @@ class ImplicitRoot(Op):
     samples = ()  # set below, after the public functions exist
 
     def forward(self, *params, problem):
-        x, success, message = problem.solve(*params)
+        with suspended():  # the solve's own values: nothing outside follows them
+            x, success, message = problem.solve(*params)
         x = np.asarray(x, dtype=np.float64)
         if not success:
             problem.messages[x.tobytes()] = message

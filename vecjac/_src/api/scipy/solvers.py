@@ -299,6 +299,8 @@ def _exact_krylov_jacobian():
     return _EXACT["class"]
 
 
+# newton_krylov's derivative detects dF/dx sparse above this many unknowns (sparse=None)
+SPARSE_ABOVE = 1000
 _KRYLOV_OPTIONS = {"inner_maxiter", "inner_M", "outer_k", "method", "rdiff"}
 
 
@@ -370,7 +372,8 @@ def _krylov_root(f, x0, tol, callback, options):
 def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=20,
                   inner_M=None, outer_k=10, verbose=False, maxiter=None, f_tol=None,
                   f_rtol=None, x_tol=None, x_rtol=None, tol_norm=None,
-                  line_search="armijo", callback=None, args=(), jit=True, **kw):
+                  line_search="armijo", callback=None, args=(), jit=True, sparse=None,
+                  **kw):
     """scipy.optimize.newton_krylov of F(x, *args) = 0 with exact Jacobian-vector products
     (forward mode) in SciPy's Krylov loop. Returns x (a Tensor of xin's shape,
     differentiable in the float leaves of `args`, vecjac's addition); raises SciPy's
@@ -378,7 +381,12 @@ def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=
 
     jit (vecjac's addition): F and its JVP run as vj.function traces made for this solve
     (F's Python side effects happen while tracing only; closed-over arrays are read once
-    per solve). jit=False runs F eagerly for every evaluation and product."""
+    per solve). jit=False runs F eagerly for every evaluation and product.
+
+    sparse (vecjac's addition): how the derivative gets dF/dx at the solution. None (the
+    default) detects it sparse (colored JVPs, sparse LU) when x has more than
+    SPARSE_ABOVE entries, the sizes Newton-Krylov is used for (a dense 10^4 Jacobian is
+    800 MB and a 30 s LU), and forms it dense below; True or False choose."""
     what = "vj.scipy.optimize.newton_krylov"
     check_f(F, "optimize.newton_krylov")
     jit = _check_jit(jit, what)
@@ -387,6 +395,7 @@ def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what}: xin must be a float array ({e})") from None
     shape = start.shape
+    sparse = start.size > SPARSE_ABOVE if sparse is None else _check_sparse(sparse, what)
     params, rebuild = split_args(args, what)
     fname = _name(F)
     jac_options = {"method": method, "inner_maxiter": inner_maxiter, "inner_M": inner_M,
@@ -407,7 +416,7 @@ def newton_krylov(F, xin, iter=None, rdiff=None, method="lgmres", inner_maxiter=
             raise _optimize().NoConvergence(x.reshape(shape))
         problem.last = info
         return x, True, ""
-    problem = Problem(what, fname, residual, run, False)
+    problem = Problem(what, fname, residual, run, sparse)
     return reshape(implicit_solution(problem, params, start.reshape(-1), what), shape)
 
 
