@@ -11,8 +11,14 @@ condition each solver reaches:
     fixed_point           func(x, *args) - x = 0
     minimize              grad_x fun(x, *args) = 0 (the Hessian from vecjac)
     least_squares         J^T r = 0, the gradient of 0.5 |fun(x, *args)|^2
-x0 gets a zero derivative (the solution does not depend on the starting point). A solver
-that reports failure, or a singular or ill-conditioned Jacobian at the solution, makes
+What is differentiated: the exact solution x*(theta) of that condition, evaluated at the
+x SciPy returns (the solver's iterations are not unrolled). Its accuracy follows the
+solver's tolerance: the formula -(dF/dx)^-1 dF/dtheta is taken at the returned x, which
+is off the exact root by about |(dF/dx)^-1 r| for the residual r left there, and the
+derivative is off by an error of first order in that distance (the tests tighten tol,
+xtol, ftol and f_tol to 1e-12 - 1e-15 to match central differences to 1e-6). x0 gets a
+zero derivative (the solution does not depend on the starting point). A solver that
+reports failure, or a singular or ill-conditioned Jacobian at the solution, makes
 the derivative raise (the value itself is returned as SciPy's). With `sparse=True` the
 Jacobian at the solution is detected sparse (vj.sparse_jacobian's pattern, colored JVPs)
 and the derivative's solves are sparse LU solves (SparseSolve).
