@@ -113,9 +113,9 @@ assert error < 1e-6
 # $\partial \ln x_i^* / \partial \ln\theta_j$ (the percent change of $x_i^*$ per percent
 # change of $\theta_j$, the *concentration control coefficients* of metabolic control
 # analysis) compare them. They show the structure of the pathway: $V_2$ and $K_2$ move only
-# $x_2$ (the feedback fixes the flux through the last steps, so the third enzyme only sets
-# how much $x_2$ it takes to carry it), and $k_3$ lowers $x_3$ but raises everything
-# upstream, by relieving the inhibition.
+# $x_2$ (nothing depends on $x_2$ but the step it feeds, which carries at steady state the
+# flux the rest of the pathway sets: $V_2$ and $K_2$ only decide how much $x_2$ that takes),
+# and $k_3$ lowers $x_3$ but raises everything upstream, by relieving the inhibition.
 #
 # A check that needs no solver: multiplying every rate by the same factor (the enzyme
 # amounts $V_0, V_1, d_1, V_2, k_3$) only speeds the dynamics up, so the steady state does not
@@ -138,10 +138,10 @@ ax.set_title(r"Scaled sensitivities $\partial \ln x_i^* / \partial \ln \theta_j$
 _ = fig.colorbar(im, ax=ax)
 
 # %% [markdown]
-# The derivative is local; a sweep of the inflow $V_0$ shows what it predicts. At each $V_0$
-# one root and one forward-mode derivative $\partial x^*/\partial V_0$ (the steady states
-# are solved again, the derivatives cost one linear solve each); the short segments are the
-# tangents $x^* + (\partial x^*/\partial V_0)\,\Delta V_0$ at a few points. The feedback makes
+# The derivative is local; a sweep of the inflow $V_0$ shows what it predicts. At each $V_0$,
+# `vj.jvp` returns the root and its derivative $\partial x^*/\partial V_0$ together (one
+# solve, then one linear solve for the tangent); the short segments are the tangents
+# $x^* + (\partial x^*/\partial V_0)\,\Delta V_0$ at a few points. The feedback makes
 # the response saturate: a tenfold inflow raises $x_3^*$ only about 2.5-fold.
 
 # %%
@@ -152,8 +152,9 @@ def steady_state_of_inflow(V0):
 inflows = np.linspace(1.0, 40.0, 40)
 states, slopes = [], []
 for V0 in inflows:
-    states.append(steady_state_of_inflow(V0).numpy())
-    slopes.append(vj.jacfwd(steady_state_of_inflow)(V0).numpy())
+    x, dx = vj.jvp(steady_state_of_inflow, (V0,), (1.0,))
+    states.append(x.numpy())
+    slopes.append(dx.numpy())
 states, slopes = np.array(states), np.array(slopes)
 
 fig, axes = plt.subplots(1, 2)
@@ -169,6 +170,24 @@ axes[1].set_xlabel("V0")
 axes[1].set_title(r"$\partial \ln x_i^* / \partial \ln V_0$")
 axes[0].legend()
 _ = axes[1].legend()
+
+# %% [markdown]
+# The implicit rule is itself written with vecjac ops (the residual, its Jacobian, a
+# differentiable linear solve), so it differentiates again: the curvature
+# $\partial^2 x^*/\partial V_0^2$, which bends the curves away from their tangents, by
+# forward over forward mode, against differences of the first derivative.
+
+# %%
+def slope(V0):
+    return vj.jacfwd(steady_state_of_inflow)(V0)
+
+
+curvature = vj.jacfwd(slope)(10.0).numpy()
+h = 1e-4
+curvature_fd = (slope(10.0 + h).numpy() - slope(10.0 - h).numpy()) / (2 * h)
+print("d2 x* / dV0^2 at V0 = 10:", curvature, " max rel. error vs differences",
+      f"{np.abs(curvature - curvature_fd).max() / np.abs(curvature_fd).max():.1e}")
+assert np.allclose(curvature, curvature_fd, rtol=1e-6)
 
 # %% [markdown]
 # ## 2. A stiff trajectory: Robertson's kinetics with BDF
