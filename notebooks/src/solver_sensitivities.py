@@ -51,7 +51,7 @@ theta0 = np.array([10.0, 1.0, 8.0, 2.0, 0.5, 6.0, 1.0, 1.0])
 
 
 def pathway(x, theta):
-    """The rates of change of (x1, x2, x3) and the flux out, k3 x3."""
+    """d(x1, x2, x3)/dt at x for the parameters theta (8,)."""
     V0, Ki, V1, K1, d1, V2, K2, k3 = (theta[i] for i in range(8))
     v0 = V0 / (1.0 + (x[2] / Ki) ** 2)
     v1 = V1 * x[0] / (K1 + x[0])
@@ -199,8 +199,9 @@ assert np.allclose(curvature, curvature_fd, rtol=1e-6)
 #   \quad B + C \xrightarrow{k_3} A + C,$$
 #
 # starting from pure $A$. The rate constants span nine orders of magnitude and so do the time
-# scales: $B$ reaches its quasi-steady level within $10^{-3}$ s, while $A$ turns into $C$ over
-# $10^5$ s. An explicit method would need billions of steps; BDF takes a few hundred.
+# scales: $B$ reaches its quasi-steady level within $10^{-2}$ s, while $A$ turns into $C$ over
+# $10^5$ s. An explicit method, held to steps below $10^{-4}$ s by the fast reactions, would
+# need hundreds of millions of steps; BDF takes a few hundred.
 #
 # The parameters are the logarithms of the rate constants, so that the derivatives are the
 # response to relative changes. `vj.scipy.integrate.solve_ivp` has SciPy's signature;
@@ -380,11 +381,10 @@ print(f"forward steps: {steps}; kept by 'interpolated': up to {steps * 6 * 3} fl
 #
 # The data must determine the parameters. The sensitivities above say that, late, $A$ and $C$
 # depend on $k_2$ and $k_3$ only through $k_2/k_3^2$: from $A$ and $C$ alone the two are not
-# determined separately, and a fit drifts along that ratio (it did, in a draft of this
-# notebook, to $k_2 \approx 10^{25}$). Measuring $B$ as well (at
-# its $10^{-5}$ scale, with 1% relative noise on every measurement) separates them. Starting
-# a factor $e$ away from each constant, the fit recovers all three; the solves in the fit use
-# looser tolerances (rtol $10^{-6}$), enough for 1% data.
+# determined separately, and a fit to them wanders off along that ratio. Measuring $B$ as
+# well (at its $10^{-5}$ scale, with 1% relative noise on every measurement) separates them.
+# Starting a factor $e$ away from each constant, the fit recovers all three to within about
+# a percent; its solves use a looser tolerance (rtol $10^{-6}$), enough for 1% data.
 
 # %%
 Y_obs = trajectory(log_k0, t_eval=t_obs).numpy()
