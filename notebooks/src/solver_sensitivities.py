@@ -200,7 +200,7 @@ assert np.allclose(curvature, curvature_fd, rtol=1e-6)
 #
 # starting from pure $A$. The rate constants span nine orders of magnitude and so do the time
 # scales: $B$ reaches its quasi-steady level within $10^{-2}$ s, while $A$ turns into $C$ over
-# $10^5$ s. An explicit method, held to steps below $10^{-4}$ s by the fast reactions, would
+# $10^5$ s. An explicit method, held to steps of a few $10^{-4}$ s by the fast reactions, would
 # need hundreds of millions of steps; BDF takes a few hundred.
 #
 # The parameters are the logarithms of the rate constants, so that the derivatives are the
@@ -275,6 +275,11 @@ print("early, d ln C / d ln k:", np.round(log_sens[2, early], 4))
 print("early, d ln B / d ln k:", np.round(log_sens[1, early], 4))
 assert np.allclose(log_sens[2, early], [2.0, 1.0, 0.0], atol=0.01)
 assert np.allclose(log_sens[1, early], [1.0, 0.0, 0.0], atol=0.01)
+late = t_plot >= 1e2
+ratio = log_sens[[0, 2]][:, late, 2] / log_sens[[0, 2]][:, late, 1]
+print(f"t >= 100, A and C: (d ln y / d ln k3) / (d ln y / d ln k2) = -2 to within "
+      f"{np.abs(ratio + 2).max():.1e}")
+assert np.allclose(ratio, -2.0, rtol=0.02)
 
 # %% [markdown]
 # ### The gradient of a loss: reverse mode, checked
