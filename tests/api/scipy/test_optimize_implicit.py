@@ -181,6 +181,40 @@ def test_least_squares_derivative():
         np.testing.assert_allclose(got.numpy(), fd, rtol=1e-6, atol=1e-9)
 
 
+
+def test_minimize_and_least_squares_check_the_objective_not_its_gradient():
+    # before solving, the closure check runs the user's function once; for minimize and
+    # least_squares it must not run a backward pass (the residual J^T r or the gradient):
+    # through an expensive fun (an ODE solve) that is an adjoint solve for nothing.
+    # Backward passes through fun are counted: exactly the solver's own Jacobians.
+    calls = []
+
+    @vj.custom_gradient
+    def counted(y):
+        def backward(dy):
+            calls.append(1)
+            return dy
+        return vj.identity(y), backward
+    t = np.linspace(0.0, 1.0, 6)
+
+    def r(p, y):
+        return counted(p[0] * vj.exp(p[1] * t) - y)
+    res = opt.least_squares(r, [1.0, 0.0], args=(2.0 * np.exp(-1.3 * t),))
+    np.testing.assert_allclose(res.x.numpy(), [2.0, -1.3], rtol=1e-6)
+    assert len(calls) == res.njev
+    calls.clear()
+    res = opt.minimize(lambda x, b: counted(vj.reduce_sum((x - b) ** 2)), np.zeros(2),
+                       args=(np.ones(2),), method="BFGS")
+    assert len(calls) == res.njev
+    # the check itself still runs: a closure over a watched value raises
+    b = vj.constant(np.ones(2))
+    with vj.GradientTape() as tape:
+        tape.watch(b)
+        with pytest.raises(ValueError, match="pass it through args"):
+            opt.minimize(lambda x: vj.reduce_sum((x - b) ** 2), np.zeros(2))
+        with pytest.raises(ValueError, match="pass it through args"):
+            opt.least_squares(lambda x: x - b, np.zeros(2))
+
 def test_newton_krylov_exact_jvp():
     theta = np.array([0.5, 1.0, -0.5])
     x = opt.newton_krylov(F, np.zeros(3), args=(theta, 1.5), f_tol=1e-13)

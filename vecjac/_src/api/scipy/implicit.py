@@ -76,11 +76,16 @@ class Problem:
 
     residual(x, *params) -> (n,) Tensor, x (n,), params the float leaves of args;
     solve(*param_arrays) -> (x*, success, message) with NumPy values (SciPy's run);
-    `last` holds the last run's SciPy result for the public function to return."""
+    probe(x, *params): the user's function as the solver calls it, run once before the
+    solve to check that it reads no followed value (default: the residual; minimize and
+    least_squares pass their objective, whose residual, a gradient, would cost a
+    backward pass through it); `last` holds the last run's SciPy result for the public
+    function to return."""
 
-    def __init__(self, what, fun_name, residual, solve, sparse=False):
+    def __init__(self, what, fun_name, residual, solve, sparse=False, probe=None):
         self.what, self.fun_name = what, fun_name
         self.residual, self.solve = residual, solve
+        self.probe = probe
         self.sparse = sparse
         self.sparse_plan = None   # (SparsePattern, column colors, take), on first use
         self.last = None
@@ -233,14 +238,22 @@ def _constant(t):
 
 
 def _reads_watched(problem, x0, params, what):
-    """Run the residual once on constants: it must map (n,) to (n,) floats, and reach
-    no tape or accumulator (it would only through a value it closes over, whose
-    derivative would then be lost, silently)."""
+    """Run the probe (or the residual) once on constants: it must return floats (the
+    residual: (n,) from (n,)), and reach no tape or accumulator (it would only through a
+    value it closes over, whose derivative would then be lost, silently)."""
     before = [tape.entry_count for tape in state.tapes]
-    r = problem.residual(Tensor(x0), *[_constant(p) for p in params])
-    if not isinstance(r, Tensor) or r.shape != x0.shape or r.dtype.kind != "f":
-        raise ValueError(f"{what}: {problem.fun_name} must return a float vector of x0's "
-                         f"shape {x0.shape}, got {getattr(r, 'shape', type(r).__name__)}")
+    constants = [_constant(p) for p in params]
+    if problem.probe is not None:
+        r = problem.probe(Tensor(x0), *constants)
+        if not isinstance(r, Tensor) or r.dtype.kind != "f":
+            raise ValueError(f"{what}: {problem.fun_name} must return floats, got "
+                             f"{getattr(r, 'dtype', type(r).__name__)}")
+    else:
+        r = problem.residual(Tensor(x0), *constants)
+        if not isinstance(r, Tensor) or r.shape != x0.shape or r.dtype.kind != "f":
+            raise ValueError(f"{what}: {problem.fun_name} must return a float vector of "
+                             f"x0's shape {x0.shape}, got "
+                             f"{getattr(r, 'shape', type(r).__name__)}")
     if any(tape.entry_count > n for tape, n in zip(state.tapes, before)):
         return True
     return any(tr.follows((r,)) for tr in state.followers)

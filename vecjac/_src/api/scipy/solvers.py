@@ -215,7 +215,10 @@ def minimize(fun, x0, args=(), method=None, jac=None, hess=None, hessp=None, bou
             return result.x, False, (f"bounds are active at the solution (coordinates "
                                      f"{active[:5]}): the gradient need not vanish there")
         return result.x, result.success, message
-    problem = Problem(what, fname, residual, run, sparse)
+
+    def objective(x, *p):
+        return convert_to_tensor(fun(x, *rebuild(p)), name=f"{what}: output of {fname}")
+    problem = Problem(what, fname, residual, run, sparse, probe=objective)
     return _finish(problem, implicit_solution(problem, params, x0, what))
 
 
@@ -255,6 +258,9 @@ def least_squares(fun, x0, jac=None, bounds=None, method="trf", ftol=1e-8, xtol=
         a, kw = rebuild(p)
         return _vector(fun(x, *a, **kw), what, fname)
 
+    def probe(x, *p):
+        return residuals(x, p)
+
     def residual(x, *p):
         with GradientTape() as tape:
             tape.watch(x)
@@ -277,7 +283,7 @@ def least_squares(fun, x0, jac=None, bounds=None, method="trf", ftol=1e-8, xtol=
         if np.any(result.active_mask != 0):
             return result.x, False, "bounds are active at the solution"
         return result.x, result.success, result.message
-    problem = Problem(what, fname, residual, run, sparse)
+    problem = Problem(what, fname, residual, run, sparse, probe=probe)
     return _finish(problem, implicit_solution(problem, params, x0, what))
 
 
