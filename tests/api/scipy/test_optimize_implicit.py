@@ -181,7 +181,6 @@ def test_least_squares_derivative():
         np.testing.assert_allclose(got.numpy(), fd, rtol=1e-6, atol=1e-9)
 
 
-
 def test_minimize_and_least_squares_check_the_objective_not_its_gradient():
     # before solving, the closure check runs the user's function once; for minimize and
     # least_squares it must not run a backward pass (the residual J^T r or the gradient):
@@ -214,6 +213,7 @@ def test_minimize_and_least_squares_check_the_objective_not_its_gradient():
             opt.minimize(lambda x: vj.reduce_sum((x - b) ** 2), np.zeros(2))
         with pytest.raises(ValueError, match="pass it through args"):
             opt.least_squares(lambda x: x - b, np.zeros(2))
+
 
 def test_newton_krylov_exact_jvp():
     theta = np.array([0.5, 1.0, -0.5])
