@@ -4,7 +4,7 @@ Each notebook is generated from notebooks/src/<name>.py by notebooks/build_noteb
 committed without outputs; these tests check both, then run every notebook in a fresh
 kernel with matplotlib's Agg backend (any cell error fails the test; the notebooks assert
 their own results). Marked `notebooks` (deselect with -m "not notebooks"); the whole
-file takes about 20 s.
+file takes about 40 s (the solver-sensitivities notebook about half of it).
 """
 import importlib.util
 import os
