@@ -34,8 +34,9 @@ import importlib
 
 import numpy as np
 
-from vecjac._src.api.scipy.ivp_systems import (SPARSE_MIN, block_jacobian, evaluate,
-                                               float_positions, tensor)
+from vecjac._src.api.scipy.ivp_newton import BLOCK_METHODS, solver
+from vecjac._src.api.scipy.ivp_systems import (SPARSE_MIN, base_jacobian, block_jacobian,
+                                               evaluate, float_positions, tensor)
 from vecjac._src.api.scipy.jac import Jac
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.tensor import Tensor
@@ -97,6 +98,9 @@ def system(fun, tensors, d, method):
     if method not in STIFF:
         return plain, None
     blocks = getattr(fun, "blocks", None)
+    if blocks is not None and getattr(fun, "newton_blocks", 1) > 1 and \
+            method in BLOCK_METHODS:
+        return plain, base_jacobian(blocks, tensors, method)  # one block (ivp_newton)
     if blocks is not None:
         return plain, block_jacobian(blocks, tensors, method)
     sparse = d >= SPARSE_MIN and method != "LSODA"
@@ -111,10 +115,13 @@ def run(fun, y0, t0, t_end, t_eval, args, method, options, what, rates=None):
     rate, jac = rates if rates is not None else system(fun, [Tensor(a) for a in args], d,
                                                        method)
     extra = {} if jac is None else {"jac": jac}
+    copies = getattr(fun, "newton_blocks", 1)
+    solver_method, options = solver(method, d // copies, copies,
+                                    getattr(fun, "controlled", d), options)
     with np.errstate(all="ignore"):
         result = _integrate().solve_ivp(rate, (float(t0), float(t_end)),
-                                        np.asarray(y0, np.float64), method=method,
-                                        t_eval=t_eval, **extra, **dict(options))
+                                        np.asarray(y0, np.float64), method=solver_method,
+                                        t_eval=t_eval, **extra, **options)
     if not result.success:
         raise ValueError(f"{what}: SciPy's {method} failed on {getattr(fun, '__name__', 'fun')}"
                          f" ({result.message}): no solution to return or differentiate")

@@ -74,8 +74,9 @@ def adjoint_dynamics(fun, d, bound, n_cotangents):
     return dynamics
 
 
-def tangent_dynamics(fun, d, n_args):
-    """The forward system [y, ydot] of the JVP; the args' tangents follow the args."""
+def tangent_dynamics(fun, d, n_args, control_tangents):
+    """The forward system [y, ydot] of the JVP; the args' tangents follow the args.
+    control_tangents: whether ydot takes part in the error control (ivp_newton)."""
     def dynamics(s, z, *args_and_tangents):
         args, tangents = args_and_tangents[:n_args], args_and_tangents[n_args:]
         floats = float_positions(args)
@@ -86,11 +87,13 @@ def tangent_dynamics(fun, d, n_args):
         return concat([f, acc.jvp(f, unconnected_gradients="zero")], axis=0)
     dynamics.tangent_of = (fun, d, n_args)  # the converter shares y between tangents
     dynamics.blocks = (fun, d, n_args, (1, 1), 0)
+    dynamics.control_tangents = control_tangents
+    _tangent_blocks(dynamics, d, 2, control_tangents)
     dynamics.__name__ = getattr(fun, "__name__", "fun")
     return dynamics
 
 
-def shared_tangent_dynamics(fun, d, n_args, iters, stacked):
+def shared_tangent_dynamics(fun, d, n_args, iters, stacked, control_tangents):
     """[y, ydot_1 .. ydot_iters]: the tangent systems of one trajectory y, all in one
     state (y integrated once), the tangents' right-hand sides one pfor of JVPs.
     stacked[k]: the k-th arg tangent carries one value per iteration on axis 0."""
@@ -99,7 +102,6 @@ def shared_tangent_dynamics(fun, d, n_args, iters, stacked):
         floats = float_positions(args)
         y = z[:d]
         directions = reshape(z[d:], (iters, d))
-        f = evaluate(fun, s, y, args, d)
 
         def one(i):
             own = [apply(GatherV2, v, i, axis=0, batch_dims=0) if st else v
@@ -108,11 +110,23 @@ def shared_tangent_dynamics(fun, d, n_args, iters, stacked):
                                     [apply(GatherV2, directions, i, axis=0, batch_dims=0)] +
                                     own) as acc:
                 fi = evaluate(fun, s, y, args, d)
-            return acc.jvp(fi, unconnected_gradients="zero")
-        return concat([f, reshape(pfor(one, iters), (-1,))], axis=0)
+            # f itself too: loop-invariant, evaluated once inside the loop (the JVPs' own
+            # primal) instead of once more outside it
+            return fi, acc.jvp(fi, unconnected_gradients="zero")
+        f, rates = pfor(one, iters)
+        return concat([f[0], reshape(rates, (-1,))], axis=0)
     dynamics.__name__ = getattr(fun, "__name__", "fun")
     dynamics.blocks = (fun, d, n_args, (1,) * (iters + 1), 0)
+    _tangent_blocks(dynamics, d, iters + 1, control_tangents)
     return dynamics
+
+
+def _tangent_blocks(dynamics, d, copies, control_tangents):
+    """What ivp_newton.solver needs of a tangent system: its `copies` blocks of d states
+    share one Newton block (d(ydot)/dt = J ydot + ..., J y's Jacobian), and the states
+    in the error control (y alone, or all)."""
+    dynamics.newton_blocks = copies
+    dynamics.controlled = d * copies if control_tangents else d
 
 
 def block_jacobian(blocks, tensors, method):
@@ -126,18 +140,31 @@ def block_jacobian(blocks, tensors, method):
     Brusselator's three sensitivities: 0.25 s per LU coupled)."""
     fun, d, n_args, signs, tail = blocks
     sparse = d >= SPARSE_MIN and method != "LSODA"
-    J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors[:n_args], d), 1,
-            sparse)
+    J = base_jacobian(blocks, tensors, method)
     scipy_sparse = importlib.import_module("scipy.sparse")
 
     def jac(s, z):
-        Jy = J(s, np.asarray(z[:d]))
+        Jy = J(s, z)
         Jy = Jy if sparse else scipy_sparse.csr_array(Jy)
         parts = [Jy if sign > 0 else -Jy.T for sign in signs]
         if tail:
             parts.append(scipy_sparse.csr_array((tail, tail)))
         matrix = scipy_sparse.block_diag(parts, format="csc")
         return matrix if sparse else matrix.toarray()
+    return jac
+
+
+def base_jacobian(blocks, tensors, method):
+    """jac(s, z): the original system's Jacobian J = d fun/dy at z's y (its first d
+    states), the one Newton block of a tangent system (ivp_newton.solver); sparse for
+    SPARSE_MIN states and more with Radau and BDF."""
+    fun, d, n_args = blocks[:3]
+    sparse = d >= SPARSE_MIN and method != "LSODA"
+    J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors[:n_args], d), 1,
+            sparse)
+
+    def jac(s, z):
+        return J(s, np.asarray(z[:d]))
     return jac
 
 
