@@ -30,14 +30,17 @@ The interpolant and the re-integrated segments are accurate to the forward toler
 and the backward tolerances are the caller's rtol / atol (their tightest value), so the
 gradient is the derivative of the exact solution to within those tolerances.
 """
+import contextlib
 import importlib
 
 import numpy as np
 
+from vecjac._src.api.function import function
 from vecjac._src.api.scipy.ivp_newton import BLOCK_METHODS, solver
 from vecjac._src.api.scipy.ivp_systems import (SPARSE_MIN, base_jacobian, block_jacobian,
                                                evaluate, float_positions, tensor)
 from vecjac._src.api.scipy.jac import Jac
+from vecjac._src.core.context import state
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.indexing import GatherV2
@@ -88,37 +91,65 @@ def augmented_options(options, backward):
     return tuple(out)
 
 
-def system(fun, tensors, d, method):
+def system(fun, tensors, d, method, jit=False):
     """SciPy's (fun, jac) for dz/dt = fun(t, z, *tensors) (NumPy in and out): jac None for
     the explicit methods; for the stiff ones vecjac's Jacobian (vj.scipy.jac, sparse for
     SPARSE_MIN states and more with Radau and BDF), or the block-diagonal Newton matrix of
-    an augmented system (ivp_systems.block_jacobian). Both are callables (s, y)."""
-    def plain(s, y):
-        return evaluate(fun, tensor(s), tensor(y), tensors, d)._value
+    an augmented system (ivp_systems.block_jacobian). Both are callables (s, y). jit:
+    both replayed as vj.function traces (traced on their first call of this solve)."""
+    if jit:
+        traced = function(lambda s, y: evaluate(fun, s, y, tensors, d))
+
+        def plain(s, y):
+            return traced(np.asarray(s, np.float64), np.asarray(y, np.float64))._value
+    else:
+        def plain(s, y):
+            return evaluate(fun, tensor(s), tensor(y), tensors, d)._value
     if method not in STIFF:
         return plain, None
     blocks = getattr(fun, "blocks", None)
     if blocks is not None and getattr(fun, "newton_blocks", 1) > 1 and \
             method in BLOCK_METHODS:
-        return plain, base_jacobian(blocks, tensors, method)  # one block (ivp_newton)
+        return plain, base_jacobian(blocks, tensors, method, jit)  # one block (ivp_newton)
     if blocks is not None:
-        return plain, block_jacobian(blocks, tensors, method)
+        return plain, block_jacobian(blocks, tensors, method, jit)
     sparse = d >= SPARSE_MIN and method != "LSODA"
-    J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors, d), 1, sparse)
-    return J.fun, J  # J.fun shares f's evaluation with the Jacobian's at the same point
+    J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors, d), 1, sparse, jit)
+    # J.fun shares f's evaluation with the Jacobian's at the same point (eagerly)
+    return (plain if jit else J.fun), J
 
 
-def run(fun, y0, t0, t_end, t_eval, args, method, options, what, rates=None):
+@contextlib.contextmanager
+def apart(jit):
+    """With jit, SciPy's run as if no transform were active: fun is evaluated on fresh
+    Tensors (the NumPy values SciPy passes, the args' values) that no active transform
+    follows (solve_ivp and odeint refuse a fun that closes over a followed value), so
+    none could see its ops; vj.function then replays its plans directly instead of
+    through apply() (under a tape) or eagerly (inside a rule: forward mode, pfor)."""
+    if not jit:
+        yield
+        return
+    st = state
+    saved = st.stack, st.tapes, st.followers, st.observers, st.hidden
+    st.stack, st.tapes, st.followers, st.observers, st.hidden = [], [], [], [], {}
+    try:
+        yield
+    finally:
+        st.stack, st.tapes, st.followers, st.observers, st.hidden = saved
+
+
+def run(fun, y0, t0, t_end, t_eval, args, method, options, what, rates=None, jit=False):
     """SciPy's solve_ivp from t0 to t_end, output at t_eval (NumPy; None: its own steps):
-    its result. `rates`: a `system` to reuse (its Jacobian's sparsity plan)."""
+    its result. `rates`: a `system` to reuse (its Jacobian's sparsity plan); jit: see
+    `system` and `apart`."""
     d = y0.shape[0]
     rate, jac = rates if rates is not None else system(fun, [Tensor(a) for a in args], d,
-                                                       method)
+                                                       method, jit)
     extra = {} if jac is None else {"jac": jac}
     copies = getattr(fun, "newton_blocks", 1)
     solver_method, options = solver(method, d // copies, copies,
                                     getattr(fun, "controlled", d), options)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), apart(jit):
         result = _integrate().solve_ivp(rate, (float(t0), float(t_end)),
                                         np.asarray(y0, np.float64), method=solver_method,
                                         t_eval=t_eval, **extra, **options)
@@ -146,10 +177,12 @@ class AdjointProblem:
     adjoint kind and K, the public function's name for errors, and `source`: what the
     forward op's kept runs are keyed by (its own fun attr; default fun)."""
 
-    def __init__(self, fun, method, options, t_end, kind, checkpoints, what, source=None):
+    def __init__(self, fun, method, options, t_end, kind, checkpoints, what, source=None,
+                 jit=False):
         self.fun, self.method, self.options, self.t_end = fun, method, options, t_end
         self.kind, self.checkpoints, self.what = kind, checkpoints, what
         self.source = fun if source is None else source
+        self.jit = jit  # the forward and backward runs' evaluations as vj.function traces
 
     def __repr__(self):
         return (f"<{self.kind} adjoint of {getattr(self.fun, '__name__', 'fun')} "
@@ -233,41 +266,48 @@ def trajectory(problem, y0, t, args, store, rates):
     if problem.kind == "interpolated":
         if found is None:
             found = run(fun, y0, t[0], t_last, np.asarray(t[-1:]), args, method,
-                        options + (("dense_output", True),), what, rates).sol
+                        options + (("dense_output", True),), what, rates, problem.jit).sol
         return Interpolated(found, t)
     if found is None:
         times, _ = checkpoint_times(t, problem.checkpoints)
-        result = run(fun, y0, t[0], t_last, times, args, method, options, what, rates)
+        result = run(fun, y0, t[0], t_last, times, args, method, options, what, rates,
+                     problem.jit)
         found = (np.concatenate([t[:1], times]), np.concatenate([y0[None], result.y.T]))
     later = augmented_options(options, backward=True)  # no first step but t0's
 
     def integrate(start, s0, s1, first):
         segment = run(fun, start, s0, s1, np.array([s1]), args, method,
-                      (options if first else later) + (("dense_output", True),), what, rates)
+                      (options if first else later) + (("dense_output", True),), what, rates,
+                      problem.jit)
         return segment.sol
     return Checkpointed(found[0], found[1], integrate)
 
 
-def _vjp_rates(fun, tensors, d, m, path):
+def _vjp_rates(fun, tensors, d, m, path, jit):
     """da/ds = -(df/dy)^T a at y(s) = path(s) for the m adjoint rows in z (m d,): one VJP
-    (m > 1: one pfor of them). (Reading the rates off the stiff methods' Jacobian, kept
-    for the Newton iterations at the same s, measured no faster: a dense Jacobian of 3
-    states costs 2.3 VJPs, about what BDF's iterations evaluate per s.)"""
-    def rates(s, z):
-        y = Tensor(np.asarray(path(s), np.float64))
-        neg = Tensor(-np.asarray(z).reshape(m, d))
+    (m > 1: one pfor of them); jit: replayed as a vj.function trace. (Reading the rates
+    off the stiff methods' Jacobian, kept for the Newton iterations at the same s,
+    measured no faster: a dense Jacobian of 3 states costs 2.3 VJPs, about what BDF's
+    iterations evaluate per s.)"""
+    def vjp(s, y, neg):
         with GradientTape(persistent=m > 1) as tape:
             tape.watch(y)
-            f = evaluate(fun, tensor(s), y, tensors, d)
+            f = evaluate(fun, s, y, tensors, d)
         if m == 1:
-            return np.asarray(tape.gradient(f, y, output_gradients=reshape(neg, (d,)),
-                                            unconnected_gradients="zero")._value)
+            return tape.gradient(f, y, output_gradients=reshape(neg, (d,)),
+                                 unconnected_gradients="zero")
 
         def one(i):
             return tape.gradient(f, y, output_gradients=apply(GatherV2, neg, i, axis=0,
                                                                batch_dims=0),
                                  unconnected_gradients="zero")
-        return np.asarray(pfor(one, m)._value).reshape(-1)
+        return pfor(one, m)
+    traced = function(vjp) if jit else vjp
+
+    def rates(s, z):
+        out = traced(Tensor(np.asarray(s, np.float64)), Tensor(np.asarray(path(s), np.float64)),
+                     Tensor(-np.asarray(z).reshape(m, d)))
+        return np.asarray(out._value).reshape(-1)
     return rates
 
 
@@ -363,9 +403,9 @@ def adjoint_pass(problem, y0, t, args, g, store):
     a = np.zeros((m, d))
     if np.all(t == t[0]):  # every output is y0
         return g.sum(axis=1), np.zeros((m, tail))
-    rates = system(fun, tensors, d, method)
+    rates = system(fun, tensors, d, method, problem.jit)
     path = trajectory(problem, y0, t, args, store, rates)
-    back = _vjp_rates(fun, tensors, d, m, path)
+    back = _vjp_rates(fun, tensors, d, m, path, problem.jit)
     extra = {}
     if method in STIFF:
         extra["jac"] = _adjoint_jacobian(rates[1], d, m, method, path)
@@ -380,7 +420,7 @@ def adjoint_pass(problem, y0, t, args, g, store):
         if j == 0:
             break
         path.enter(j - 1)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), apart(problem.jit):
             solver = solver_class(back, float(points[j]), a.reshape(-1), float(points[j - 1]),
                                   **extra, **options)
             while solver.status == "running":

@@ -129,7 +129,7 @@ def _tangent_blocks(dynamics, d, copies, control_tangents):
     dynamics.controlled = d * copies if control_tangents else d
 
 
-def block_jacobian(blocks, tensors, method):
+def block_jacobian(blocks, tensors, method, jit=False):
     """The Newton iteration matrix of an augmented system (tangent or adjoint): its
     diagonal blocks, each J = d fun/dy of the original system at the state's y (or
     -J^T for an adjoint), and zeros for the parameters' cotangents; the couplings
@@ -140,7 +140,7 @@ def block_jacobian(blocks, tensors, method):
     Brusselator's three sensitivities: 0.25 s per LU coupled)."""
     fun, d, n_args, signs, tail = blocks
     sparse = d >= SPARSE_MIN and method != "LSODA"
-    J = base_jacobian(blocks, tensors, method)
+    J = base_jacobian(blocks, tensors, method, jit)
     scipy_sparse = importlib.import_module("scipy.sparse")
 
     def jac(s, z):
@@ -154,14 +154,14 @@ def block_jacobian(blocks, tensors, method):
     return jac
 
 
-def base_jacobian(blocks, tensors, method):
+def base_jacobian(blocks, tensors, method, jit=False):
     """jac(s, z): the original system's Jacobian J = d fun/dy at z's y (its first d
     states), the one Newton block of a tangent system (ivp_newton.solver); sparse for
     SPARSE_MIN states and more with Radau and BDF."""
     fun, d, n_args = blocks[:3]
     sparse = d >= SPARSE_MIN and method != "LSODA"
     J = Jac(lambda s, y: evaluate(fun, tensor(s), tensor(y), tensors[:n_args], d), 1,
-            sparse)
+            sparse, jit)
 
     def jac(s, z):
         return J(s, np.asarray(z[:d]))

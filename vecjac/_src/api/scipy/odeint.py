@@ -16,8 +16,10 @@ system would change the values).
 """
 import numpy as np
 
+from vecjac._src.api.function import function
 from vecjac._src.api.scipy.ivp_adjoint import solution_gradient
-from vecjac._src.api.scipy.ivp_backward import AdjointProblem, check_adjoint, odeint_options
+from vecjac._src.api.scipy.ivp_backward import (AdjointProblem, apart, check_adjoint,
+                                                odeint_options)
 from vecjac._src.core.context import state, value_read
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
@@ -126,7 +128,8 @@ def _check_back_on_track(z, y, d, options, i):
 class OdeInt(Op):
     """y (T, d) at the times t (T,) of dy/dt = func(y, t, *args), y(t[0]) = y0 (d,).
     Attrs: func (on Tensors), options (SciPy's keyword arguments, as pairs), adjoint
-    and checkpoints (the reverse mode, vecjac/_src/api/scipy/ivp_backward.py)."""
+    and checkpoints (the reverse mode, vecjac/_src/api/scipy/ivp_backward.py), jit (func
+    replayed as a vj.function trace)."""
     samples = (Sample(lambda y0, k, c: odeint(_decay, y0, _TIMES, args=(k, c), rtol=1e-11,
                                               atol=1e-11),
                       Arg.float(2), Arg.positive(2), Arg.float(), grad_order=1,
@@ -142,16 +145,20 @@ class OdeInt(Op):
     # jacobians) integrate adjoints of adjoints, minutes here; second derivatives are
     # checked by tests/api/scipy/test_odeint.py
 
-    def forward(self, y0, t, *args, func, options, adjoint, checkpoints):
+    def forward(self, y0, t, *args, func, options, adjoint, checkpoints, jit):
         dtype = y0.dtype
         d = y0.shape[0]
         tensors = [Tensor(a) for a in args]
 
-        def rate(y, s):
-            return _evaluate(func, Tensor(y.astype(dtype, copy=False)),
-                             Tensor(np.asarray(s, t.dtype)), tensors, d)._value
+        def evaluation(y, s):
+            return _evaluate(func, y, s, tensors, d)
+        traced = function(evaluation) if jit else evaluation
 
-        with np.errstate(all="ignore"):
+        def rate(y, s):
+            return traced(Tensor(y.astype(dtype, copy=False)),
+                          Tensor(np.asarray(s, t.dtype)))._value
+
+        with np.errstate(all="ignore"), apart(jit):
             ys = scipy_module("integrate").odeint(rate, y0.astype(np.float64),
                                                    t.astype(np.float64), **dict(options))
         return ys.astype(dtype, copy=False)
@@ -173,7 +180,8 @@ class OdeInt(Op):
             t_bars.append(reduce_sum(g[i] * _evaluate(func, ys[i], t[i], args, d)))
             z = apply(OdeInt, concat([ys[i], a, b], axis=0), stack([t[i], t[i - 1]]), *args,
                       func=backward, options=_augmented(options, backward=True),
-                      adjoint="backsolve", checkpoints=None)[1]
+                      adjoint="backsolve", checkpoints=None,
+                      jit=False)[1]  # (its check on y reads values: not traceable)
             # never a NaN or a wrong gradient in silence: y integrated backwards must be
             # back on the forward solution (a stiff system is unstable backwards)
             value_read(z, "internal", np.shape)
@@ -200,7 +208,7 @@ class OdeInt(Op):
         out = apply(OdeInt, concat([y0, start], axis=0), t, *args, *tangents,
                     func=_tangent_dynamics(func, d, len(args)),
                     options=_augmented(options, backward=False), adjoint=e.attrs["adjoint"],
-                    checkpoints=e.attrs["checkpoints"])[:, d:]
+                    checkpoints=e.attrs["checkpoints"], jit=e.attrs["jit"])[:, d:]
         if tt is not None:
             out = out + _rates(func, ys, t, args, d) * reshape(tt, (-1, 1))
         return out
@@ -225,7 +233,7 @@ def _on_forward_run(e, g):
     fun.__name__ = getattr(func, "__name__", "func")
     problem = AdjointProblem(fun, "LSODA", odeint_options(e.attrs["options"]), None,
                              e.attrs["adjoint"], e.attrs["checkpoints"],
-                             "vj.scipy.integrate.odeint")
+                             "vj.scipy.integrate.odeint", jit=e.attrs["jit"])
     a, t_bar, b = solution_gradient(e, g, problem, lambda *x: apply(OdeInt, *x, **e.attrs),
                                     None)
     return (a, t_bar, *parameter_cotangents(b, args, floats, [args[k].size for k in floats]))
@@ -282,7 +290,7 @@ def _augmented(options, backward):
 def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None, mu=None,
            rtol=None, atol=None, tcrit=None, h0=0.0, hmax=0.0, hmin=0.0, ixpr=0, mxstep=0,
            mxhnil=0, mxordn=12, mxords=5, printmessg=0, tfirst=False, adjoint="interpolated",
-           checkpoints=None):
+           checkpoints=None, jit=False):
     """y at the times t of dy/dt = func(y, t, *args), y(t[0]) = y0: scipy.integrate.odeint,
     differentiable in y0, t and the numeric entries of args (see the module docstring).
 
@@ -298,6 +306,8 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     memory ~ that run's steps x d x (order + 1), or ~ (checkpoints + T) x d plus one
     segment's dense output; both work on stiff problems. "backsolve" integrates y
     backwards with the adjoint (memory O(d)), for non-stiff problems only.
+    jit: as solve_ivp's (func traced on the first evaluation of each solve and replayed,
+    with vj.function's semantics).
     """
     fn = "vj.scipy.integrate.odeint"
     if not callable(func):
@@ -309,6 +319,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
     if full_output:
         raise NotImplementedError(f"{fn}: full_output is not supported")
     tfirst = as_bool(tfirst, fn, "tfirst")
+    jit = as_bool(jit, fn, "jit")
     adjoint, checkpoints = check_adjoint(adjoint, checkpoints, fn)
     y0 = to_input(y0, fn=fn, arg="y0")
     t = to_input(t, fn=fn, arg="t")
@@ -346,7 +357,7 @@ def odeint(func, y0, t, args=(), Dfun=None, col_deriv=0, full_output=0, ml=None,
                   mxstep=mxstep, mxordn=mxordn, mxords=mxords)
     options = tuple((k, values[k]) for k in _OPTIONS if values[k] is not None)
     return apply(OdeInt, y0, t, *args, func=func, options=options, adjoint=adjoint,
-                 checkpoints=checkpoints)
+                 checkpoints=checkpoints, jit=jit)
 
 
 def _float64(x):
