@@ -30,7 +30,6 @@ The interpolant and the re-integrated segments are accurate to the forward toler
 and the backward tolerances are the caller's rtol / atol (their tightest value), so the
 gradient is the derivative of the exact solution to within those tolerances.
 """
-import contextlib
 import importlib
 
 import numpy as np
@@ -40,7 +39,7 @@ from vecjac._src.api.scipy.ivp_newton import BLOCK_METHODS, solver
 from vecjac._src.api.scipy.ivp_systems import (SPARSE_MIN, base_jacobian, block_jacobian,
                                                evaluate, float_positions, tensor)
 from vecjac._src.api.scipy.jac import Jac
-from vecjac._src.core.context import state
+from vecjac._src.core.context import suspended
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.indexing import GatherV2
@@ -119,29 +118,10 @@ def system(fun, tensors, d, method, jit=False):
     return (plain if jit else J.fun), J
 
 
-@contextlib.contextmanager
-def apart(jit):
-    """With jit, SciPy's run as if no transform were active: fun is evaluated on fresh
-    Tensors (the NumPy values SciPy passes, the args' values) that no active transform
-    follows (solve_ivp and odeint refuse a fun that closes over a followed value), so
-    none could see its ops; vj.function then replays its plans directly instead of
-    through apply() (under a tape) or eagerly (inside a rule: forward mode, pfor)."""
-    if not jit:
-        yield
-        return
-    st = state
-    saved = st.stack, st.tapes, st.followers, st.observers, st.hidden
-    st.stack, st.tapes, st.followers, st.observers, st.hidden = [], [], [], [], {}
-    try:
-        yield
-    finally:
-        st.stack, st.tapes, st.followers, st.observers, st.hidden = saved
-
-
 def run(fun, y0, t0, t_end, t_eval, args, method, options, what, rates=None, jit=False):
     """SciPy's solve_ivp from t0 to t_end, output at t_eval (NumPy; None: its own steps):
     its result. `rates`: a `system` to reuse (its Jacobian's sparsity plan); jit: see
-    `system` and `apart`."""
+    `system`."""
     d = y0.shape[0]
     rate, jac = rates if rates is not None else system(fun, [Tensor(a) for a in args], d,
                                                        method, jit)
@@ -149,7 +129,10 @@ def run(fun, y0, t0, t_end, t_eval, args, method, options, what, rates=None, jit
     copies = getattr(fun, "newton_blocks", 1)
     solver_method, options = solver(method, d // copies, copies,
                                     getattr(fun, "controlled", d), options)
-    with np.errstate(all="ignore"), apart(jit):
+    # fun gets fresh values (SciPy's, the args'), followed by no transform (solve_ivp and
+    # odeint refuse a fun closing over a followed value): out of their sight, its ops skip
+    # their checks, and vj.function (jit) replays directly, not through apply()
+    with np.errstate(all="ignore"), suspended():
         result = _integrate().solve_ivp(rate, (float(t0), float(t_end)),
                                         np.asarray(y0, np.float64), method=solver_method,
                                         t_eval=t_eval, **extra, **options)
@@ -420,7 +403,7 @@ def adjoint_pass(problem, y0, t, args, g, store):
         if j == 0:
             break
         path.enter(j - 1)
-        with np.errstate(all="ignore"), apart(problem.jit):
+        with np.errstate(all="ignore"), suspended():  # (as in run)
             solver = solver_class(back, float(points[j]), a.reshape(-1), float(points[j - 1]),
                                   **extra, **options)
             while solver.status == "running":

@@ -18,9 +18,8 @@ import numpy as np
 
 from vecjac._src.api.function import function
 from vecjac._src.api.scipy.ivp_adjoint import solution_gradient
-from vecjac._src.api.scipy.ivp_backward import (AdjointProblem, apart, check_adjoint,
-                                                odeint_options)
-from vecjac._src.core.context import state, value_read
+from vecjac._src.api.scipy.ivp_backward import AdjointProblem, check_adjoint, odeint_options
+from vecjac._src.core.context import state, suspended, value_read
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, register
 from vecjac._src.core.samples import Arg, Sample
@@ -158,7 +157,7 @@ class OdeInt(Op):
             return traced(Tensor(y.astype(dtype, copy=False)),
                           Tensor(np.asarray(s, t.dtype)))._value
 
-        with np.errstate(all="ignore"), apart(jit):
+        with np.errstate(all="ignore"), suspended():  # fresh values (ivp_backward.run)
             ys = scipy_module("integrate").odeint(rate, y0.astype(np.float64),
                                                    t.astype(np.float64), **dict(options))
         return ys.astype(dtype, copy=False)

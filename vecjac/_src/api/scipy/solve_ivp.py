@@ -315,9 +315,10 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     is a guard that traces again when it would go the other way, while a value read
     into Python (float(t)) is a guard on that value: after 5 traces the run goes on
     eagerly, with vj.function's warning. The args are the traces' inputs, read at every
-    evaluation. While a run is in progress no
-    outer transform sees fun's ops (none could: fun gets fresh values, and a closure
-    over a followed value raises). adjoint="backsolve" integrates backwards eagerly
+    evaluation. (Every run, jit or not, keeps
+    outer transforms out of sight, core.context.suspended: none could follow fun's ops,
+    which get fresh values, a closure over a followed value raising; with jit the
+    traces then replay directly.) adjoint="backsolve" integrates backwards eagerly
     (its divergence check reads values at every evaluation).
     """
     if not callable(fun):
