@@ -22,7 +22,7 @@ tolerance and iterations). The sensitivities are then the derivative of the
 discretization the solve takes on y's steps (each step's formula is linear in them); their
 own truncation error is not estimated. With them in the control, the steps also resolve
 the sensitivities (more steps: 688 evaluations against 503 on that Brusselator; their
-error at rtol 1e-6 was 1e-6 against 9e-6 out of it).
+error at rtol 1e-6 was 1e-6 against 9e-6 out of it, against a solve at rtol 1e-10).
 """
 import importlib
 

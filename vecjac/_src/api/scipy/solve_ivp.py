@@ -295,10 +295,12 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     alone, so the solve takes the primal solve's steps and orders, and ydot is the
     derivative of that discretization (exact for the explicit methods; for the implicit
     ones up to the Newton iteration's tolerance); ydot's truncation error is not
-    estimated: measured 9e-6 relative at rtol 1e-6 on a 2-D Brusselator and 5e-5 at
-    rtol 1e-7 on Robertson's kinetics (BDF), where y's own error is about rtol. True:
-    ydot takes part (SciPy's tolerances on every state): more steps (1.4x on that
-    Brusselator, 6x on Robertson's) for an error of about rtol (1e-6, 6e-6). Reverse
+    estimated: measured up to 3e-5 (normwise) at rtol 1e-6 on a 2-D Brusselator and
+    5e-5 (the worst entry) at rtol 1e-7 on Robertson's kinetics (BDF), where y's own
+    error is about rtol. True: ydot takes part (SciPy's tolerances on every state):
+    more steps (1.4x the evaluations on that Brusselator, 1.5x the steps on Robertson's,
+    5.7x the time there with six parameters) for an error of about rtol (2e-6, 6e-6)
+    (benchmarks/results/stiff_ode_sensitivities.md). Reverse
     mode integrates its adjoint with its own error control either way. LSODA always
     controls ydot (ODEPACK's own norms: with ydot left out it took more steps than the
     primal, not the same ones).
