@@ -286,9 +286,11 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
       the outputs; for non-stiff problems only (a stiff one diverges backwards: it
       raises).
     The interpolant and the re-integrated segments are accurate to the forward rtol /
-    atol, and the backward integration follows the same rtol / atol (their tightest
-    value), so the gradient is the derivative of the exact solution to within those
-    tolerances (tighten them for more digits).
+    atol, and the backward integration follows rtol and atol times the largest output
+    cotangent (their tightest values: the adjoint scales with the loss, so does its
+    tolerance; if SciPy cannot meet it, atol is loosened 1000-fold, at most to rtol times
+    that cotangent, with a RuntimeWarning), so the gradient is the derivative of the
+    exact solution to within those tolerances (tighten them for more digits).
 
     sensitivity_error_control: forward mode (vj.jvp, jacfwd, ForwardAccumulator)
     integrates [y, ydot] together. False (default): SciPy's error control looks at y
