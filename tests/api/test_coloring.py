@@ -45,6 +45,17 @@ def test_distance2_counts(monkeypatch, compiled):
         assert_column_coloring(p, colors)
 
 
+def test_numpy_greedy_takes_more_residue_classes_on_large_patterns(monkeypatch):
+    # the 708^2 Brusselator needed 5,668 classes where 4096 were allowed (12 colors
+    # instead of 8); here in miniature: 128^2 needs 1024 classes for 8 colors
+    p = brusselator_pattern(128)
+    monkeypatch.setattr(coloring, "_MAX_BATCHES", 600)
+    monkeypatch.setattr(coloring, "_MIN_BATCH", 16)   # n / 16 = 2048 classes allowed
+    colors, count = coloring.column_coloring(p)
+    assert count == 8
+    assert_column_coloring(p, colors)
+
+
 def test_compiled_loop_equals_python():
     p = brusselator_pattern(10)
     pc = p.tocsc()
