@@ -130,6 +130,14 @@ def _time(fn):
     return time.perf_counter() - t, out
 
 
+def _cpu(fn):
+    """CPU seconds of fn() (this process: on a shared machine, less noisy than wall time;
+    NumPy runs these workloads on one thread)."""
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
+
+
 def child(kind, size, mode, calls, jit=True):
     f, x = WORKLOADS[kind](size)
     rss0 = _rss_mb()
@@ -139,6 +147,7 @@ def child(kind, size, mode, calls, jit=True):
     for _ in range(3):  # the checked calls (check="auto")
         prepared(x)
     call = statistics.median(_time(lambda: prepared(x))[0] for _ in range(calls))
+    call_cpu = statistics.median(_cpu(lambda: prepared(x)) for _ in range(calls))
     call_jit = float("nan")
     if jit:
         jitted = vj.sparse_jacobian(f, mode=mode, jit=True)
@@ -150,7 +159,8 @@ def child(kind, size, mode, calls, jit=True):
     rows = int(np.diff(pattern.indptr).max())
     cols = int(np.bincount(pattern.indices, minlength=pattern.shape[1]).max())
     return dict(kind=kind, size=size, mode=prepared.mode, unknowns=int(x.size),
-                nnz=int(pattern.nnz), first=first, call=call, call_jit=call_jit,
+                nnz=int(pattern.nnz), first=first, call=call, call_cpu=call_cpu,
+                call_jit=call_jit,
                 detect=detect, color=color, colors=int(prepared.ncolors),
                 bound=min(rows, cols), rss_before=rss0, rss_first=rss_first,
                 rss_end=_rss_mb(), nnz_check=int(jac.nnz))
@@ -270,7 +280,8 @@ def _ms(seconds):
 
 def _row(label, r):
     return (f"| {label} | {r['mode']} | {r['first']:.2f} s | {r['detect']:.2f} s | "
-            f"{r['color']:.2f} s | {r['call'] * 1e3:.1f} ms | {r['call_jit'] * 1e3:.1f} ms | "
+            f"{r['color']:.2f} s | {r['call'] * 1e3:.1f} ms | {r['call_cpu'] * 1e3:.1f} ms | "
+            f"{r['call_jit'] * 1e3:.1f} ms | "
             f"{r['colors']} ({r['bound']}) | {r['rss_first']:.0f} MB |")
 
 
@@ -279,9 +290,9 @@ def compare(other):
     the arrowhead's "before" (n colors: 2 s a call, 3 GB) runs once, without jit."""
     reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 3
     this = os.path.join(HERE, "..")
-    print("| workload | side | mode | first call | detection | coloring | call | call jit "
-          "| colors (bound) | peak RSS first call |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| workload | side | mode | first call | detection | coloring | call | call (CPU) "
+          "| call jit | colors (bound) | peak RSS first call |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, size in (("brusselator", 512), ("brusselator", 708), ("arrowhead", 10_000)):
         results = {"before": [], "after": []}
         for rep in range(reps):

@@ -100,6 +100,56 @@ def test_compiled_star_and_acyclic_equal_python(seed):
     assert counts[0] == counts[1] and np.array_equal(*colors)
 
 
+def plain_star(indptr, indices, order):
+    """The greedy star coloring by its definition, every neighbor's neighbors scanned
+    (what coloring_kernels.star answers from its hub tables): v may not take the color
+    of a neighbor w, of an x two steps away through an uncolored w, or of x when w is
+    colored and x has another neighbor of w's color."""
+    colors = np.full(indptr.size - 1, -1)
+    nbrs = [set(indices[indptr[v]:indptr[v + 1]]) - {v} for v in range(colors.size)]
+    for v in order:
+        forbidden = set()
+        for w in nbrs[v]:
+            if colors[w] >= 0:
+                forbidden.add(colors[w])
+            for x in nbrs[w] - {v}:
+                if colors[x] < 0:
+                    continue
+                if colors[w] < 0 or any(colors[y] == colors[w] for y in nbrs[x] - {w}):
+                    forbidden.add(colors[x])
+        colors[v] = min(set(range(len(forbidden) + 1)) - forbidden)
+    return colors
+
+
+def with_hubs(n, hubs, seed):
+    """A random symmetric pattern plus `hubs` dense rows and columns."""
+    rng = np.random.default_rng(seed)
+    a = (sp.random(n, n, density=0.05, random_state=rng, format="lil") != 0).tolil()
+    for h in rng.choice(n, hubs, replace=False):
+        a[h, rng.choice(n, int(n * rng.uniform(0.3, 0.9)), replace=False)] = True
+    p = sp.csr_array(a)
+    p = sp.csr_array(p + p.T + (sp.eye_array(n, dtype=bool) if seed % 2 else 0))
+    p.sum_duplicates()
+    p.sort_indices()
+    return p.indptr.astype(np.int64), p.indices.astype(np.int64)
+
+
+@pytest.mark.parametrize("hub_degree, table_colors", [(64, 64), (8, 64), (6, 3), (2, 1)])
+@pytest.mark.parametrize("seed", range(3))
+def test_star_answers_hubs_from_tables_with_the_plain_colors(monkeypatch, hub_degree,
+                                                             table_colors, seed):
+    # small thresholds put most vertices on the hub tables and most colors past them
+    monkeypatch.setattr(coloring_kernels, "HUB_DEGREE", hub_degree)
+    monkeypatch.setattr(coloring_kernels, "TABLE_COLORS", table_colors)
+    indptr, indices = with_hubs(120, 1 + seed, seed)
+    rng = np.random.default_rng(seed)
+    for order in (np.argsort(-np.diff(indptr), kind="stable"), rng.permutation(120)):
+        colors = np.full(120, -1)
+        count = coloring_kernels.star(indptr, indices, order.astype(np.int64), colors)
+        assert np.array_equal(colors, plain_star(indptr, indices, order))
+        assert count == colors.max() + 1
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_star_and_acyclic_colorings_are_valid(seed):
     """Both: a distance-1 coloring in which each pair of color classes spans a forest

@@ -122,7 +122,7 @@ def symmetric_coloring(p):
     d2 = column_coloring(p)
     n = p.shape[0]
     degrees = np.diff(p.indptr).astype(np.int64)
-    work = int(degrees @ degrees)
+    work = coloring_kernels.star_work(degrees)
     limit = MAX_COMPILED_STAR_WORK if coloring_kernels.available() else MAX_STAR_WORK
     if n == 0 or p.nnz == 0 or work > limit:
         return d2
