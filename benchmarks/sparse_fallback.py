@@ -1,6 +1,6 @@
 """The colorings of sparse Jacobians and Hessians with numba and without (issue 26).
 
-Run:  python benchmarks/sparse_fallback.py [--quick]
+Run:  python benchmarks/sparse_fallback.py [--quick] [--only WORDS]
 
 VECJAC_DISABLE_NUMBA=1 (vecjac/_src/ops/kernels.py) keeps numba off: the distance-2
 coloring then runs the NumPy residue-class greedy (vecjac/_src/api/coloring.py), and
@@ -82,7 +82,7 @@ def _bicolor(p):
     fwd, rev = coloring.column_coloring(p), coloring.row_coloring(p)
     best = min([c[1] for c in (fwd, rev) if c is not None], default=max(p.shape))
     r = bicoloring.bicoloring(p, best)
-    return None, best if r is None else min(best, r[2] + r[3])
+    return None, f"unidirectional: {best}" if r is None else min(best, r[2] + r[3])
 
 
 def _star(p):
@@ -90,8 +90,9 @@ def _star(p):
 
 
 def _acyclic(p):
+    """coloring="acyclic", or the star coloring it falls back to when too large."""
     r = acyclic.acyclic_coloring(p)
-    return r if r is not None else (None, None)
+    return r if r is not None else (None, f"star: {coloring.symmetric_coloring(p)[1]}")
 
 
 CASES = {  # name: (pattern builder, coloring, sizes (grid side or n))
@@ -132,7 +133,10 @@ def main():
     print("| coloring | n | nnz | colors numba | NumPy / Python | time numba cold / warm "
           "| NumPy / Python |")
     print("|---|---|---|---|---|---|---|")
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else ""
     for name, (_, _, sizes) in CASES.items():
+        if only not in name:
+            continue
         for size in sizes[:2] if quick else sizes:
             on, off = run(name, size, True), run(name, size, False)
             print(f"| {name} | {on['n']:,} | {on['nnz']:,} | {on['colors']} | {off['colors']} "
