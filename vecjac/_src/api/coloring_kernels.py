@@ -181,13 +181,13 @@ def star(indptr, indices, order, colors):
     pairs = np.zeros((hubs, TABLE_COLORS), dtype=np.int64)
     wide = np.zeros(hubs, dtype=np.int64)   # neighbors (or pairs) past TABLE_COLORS
     hub_ptr = np.zeros(n + 1, dtype=np.int64)  # the hubs among each vertex's neighbors
-    for v in range(n):
+    for v in range(n if hubs else 0):
         hub_ptr[v + 1] = hub_ptr[v]
         for p in range(indptr[v], indptr[v + 1]):
             if indices[p] != v and slot[indices[p]] >= 0:
                 hub_ptr[v + 1] += 1
     hub_nbr = np.empty(hub_ptr[n], dtype=np.int64)
-    for v in range(n):
+    for v in range(n if hubs else 0):
         k = hub_ptr[v]
         for p in range(indptr[v], indptr[v + 1]):
             if indices[p] != v and slot[indices[p]] >= 0:
