@@ -3,6 +3,7 @@ an arrowhead Jacobian, vecjac alone (asdex's numbers at 708^2 are in docs/sparse
 
 Run:  python benchmarks/sparse_scale.py [--quick] [--modes]
       python benchmarks/sparse_scale.py --compare DIR [--reps 3]
+      python benchmarks/sparse_scale.py --asdex PYTHON [--sizes 128,512,708]
 (also `python benchmarks/sparse.py --scale`). --compare runs the children of another
 checkout of vecjac (DIR, e.g. `git worktree add` or `git archive` of an older commit)
 and of this one alternately, and prints the medians side by side: the machine is
@@ -20,7 +21,18 @@ its own. In the child, in this order:
 - colors against the lower bound (the densest row for forward mode, the densest column
   for reverse mode: the better of the two is the bound of a unidirectional coloring).
 Medians over interleaved repetitions where there are several; the machine is shared.
+
+--asdex PYTHON runs the same workloads, written in jax.numpy, through asdex (JAX's sparse
+AD) in child processes of that interpreter (one with jax and asdex installed), each
+beside a vecjac child: detection (asdex.jacobian_sparsity), coloring
+(asdex.jacobian_coloring_from_sparsity), first evaluation (jacobian_from_coloring with
+output_format="scipy_csr", called once); first call = their sum, as asdex.jacobian(f,
+x)(x) does the three in turn; repeated call = that function again (it retraces f on
+every call, as asdex's documentation says); "call jit" = jax.jit of the BCOO version,
+after a warm-up call, with block_until_ready. A run that would take more than about 5
+minutes or 6 GB (asdex on the arrowhead at n = 10^4: 10^4 colors, 7.5 GB) is skipped.
 """
+import importlib
 import json
 import os
 import resource
@@ -78,6 +90,36 @@ def arrowhead(n):
 WORKLOADS = {"brusselator": brusselator, "arrowhead": arrowhead}
 
 
+def brusselator_jax(n):
+    """brusselator(n) in jax.numpy (for asdex)."""
+    jnp = importlib.import_module("jax.numpy")
+    scale = ALPHA * n ** 2
+
+    def f(y):
+        s = jnp.reshape(y, (n, n, 2))
+        u, v = s[..., 0], s[..., 1]
+
+        def lap(w):
+            return (jnp.roll(w, 1, 0) + jnp.roll(w, -1, 0) + jnp.roll(w, 1, 1)
+                    + jnp.roll(w, -1, 1) - 4.0 * w) * scale
+        uuv = u * u * v
+        return jnp.reshape(jnp.stack([1.0 + uuv - 4.4 * u + lap(u), 3.4 * u - uuv + lap(v)],
+                                     axis=-1), (-1,))
+    return f, brusselator(n)[1]
+
+
+def arrowhead_jax(n):
+    """arrowhead(n) in jax.numpy (for asdex)."""
+    jnp = importlib.import_module("jax.numpy")
+
+    def f(x):
+        return jnp.concatenate([jnp.sum(x * x)[None], x[0] * x[1:] + x[1:] ** 3])
+    return f, arrowhead(n)[1]
+
+
+JAX_WORKLOADS = {"brusselator": brusselator_jax, "arrowhead": arrowhead_jax}
+
+
 def _rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -86,6 +128,14 @@ def _time(fn):
     t = time.perf_counter()
     out = fn()
     return time.perf_counter() - t, out
+
+
+def _cpu(fn):
+    """CPU seconds of fn() (this process: on a shared machine, less noisy than wall time;
+    NumPy runs these workloads on one thread)."""
+    t = time.process_time()
+    fn()
+    return time.process_time() - t
 
 
 def child(kind, size, mode, calls, jit=True):
@@ -97,6 +147,7 @@ def child(kind, size, mode, calls, jit=True):
     for _ in range(3):  # the checked calls (check="auto")
         prepared(x)
     call = statistics.median(_time(lambda: prepared(x))[0] for _ in range(calls))
+    call_cpu = statistics.median(_cpu(lambda: prepared(x)) for _ in range(calls))
     call_jit = float("nan")
     if jit:
         jitted = vj.sparse_jacobian(f, mode=mode, jit=True)
@@ -108,17 +159,47 @@ def child(kind, size, mode, calls, jit=True):
     rows = int(np.diff(pattern.indptr).max())
     cols = int(np.bincount(pattern.indices, minlength=pattern.shape[1]).max())
     return dict(kind=kind, size=size, mode=prepared.mode, unknowns=int(x.size),
-                nnz=int(pattern.nnz), first=first, call=call, call_jit=call_jit,
+                nnz=int(pattern.nnz), first=first, call=call, call_cpu=call_cpu,
+                call_jit=call_jit,
                 detect=detect, color=color, colors=int(prepared.ncolors),
                 bound=min(rows, cols), rss_before=rss0, rss_first=rss_first,
                 rss_end=_rss_mb(), nnz_check=int(jac.nnz))
 
 
-def run(kind, size, mode="auto", calls=7, root=None, jit=True):
+def asdex_child(kind, size, calls):
+    """asdex's side of one workload (run by an interpreter with jax and asdex)."""
+    jax = importlib.import_module("jax")
+    jax.config.update("jax_enable_x64", True)
+    asdex = importlib.import_module("asdex")
+    f, x = JAX_WORKLOADS[kind](size)
+    xj = jax.numpy.asarray(x)
+    rss0 = _rss_mb()
+    detect, pattern = _time(lambda: asdex.jacobian_sparsity(f, xj))
+    color, colored = _time(lambda: asdex.jacobian_coloring_from_sparsity(pattern))
+    prepared = asdex.jacobian_from_coloring(f, colored, output_format="scipy_csr")
+    evaluate, jac = _time(lambda: prepared(xj))
+    rss_first = _rss_mb()
+    call = statistics.median(_time(lambda: prepared(xj))[0] for _ in range(calls))
+    call_cpu = statistics.median(_cpu(lambda: prepared(xj)) for _ in range(calls))
+    jitted = jax.jit(asdex.jacobian_from_coloring(f, colored, output_format="bcoo"))
+    warm, _ = _time(lambda: jitted(xj).data.block_until_ready())
+    call_jit = statistics.median(_time(lambda: jitted(xj).data.block_until_ready())[0]
+                                 for _ in range(calls))
+    rows = int(np.diff(jac.indptr).max())
+    cols = int(np.bincount(jac.indices, minlength=jac.shape[1]).max())
+    return dict(kind=kind, size=size, mode=str(colored.mode), unknowns=int(x.size),
+                nnz=int(jac.nnz), first=detect + color + evaluate, call=call,
+                call_cpu=call_cpu, call_jit=call_jit, jit_first=warm, detect=detect, color=color,
+                evaluate=evaluate, colors=int(colored.num_colors), bound=min(rows, cols),
+                rss_before=rss0, rss_first=rss_first, rss_end=_rss_mb(), nnz_check=int(jac.nnz))
+
+
+def run(kind, size, mode="auto", calls=7, root=None, jit=True, python=None):
     env = dict(os.environ)
     if root:
         env["VECJAC_ROOT"] = root
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", kind,
+    role = "--asdex-child" if python else "--child"
+    out = subprocess.run([python or sys.executable, os.path.abspath(__file__), role, kind,
                           str(size), mode, str(calls), str(int(jit))], capture_output=True,
                          text=True, check=False, env=env)
     if out.returncode:
@@ -131,6 +212,14 @@ def main():
         i = sys.argv.index("--child")
         kind, size, mode, calls, jit = sys.argv[i + 1:i + 6]
         print(json.dumps(child(kind, int(size), mode, int(calls), jit == "1")))
+        return
+    if "--asdex-child" in sys.argv:
+        i = sys.argv.index("--asdex-child")
+        kind, size, _, calls = sys.argv[i + 1:i + 5]
+        print(json.dumps(asdex_child(kind, int(size), int(calls))))
+        return
+    if "--asdex" in sys.argv:
+        against_asdex(sys.argv[sys.argv.index("--asdex") + 1])
         return
     if "--compare" in sys.argv:
         compare(sys.argv[sys.argv.index("--compare") + 1])
@@ -158,9 +247,45 @@ def main():
                   f"{r['rss_first']:.0f} / {r['rss_end']:.0f} MB |", flush=True)
 
 
+def against_asdex(python):
+    """vecjac and asdex side by side, each workload in a child of its own, vecjac first."""
+    sizes = [128, 512, 708]
+    if "--sizes" in sys.argv:
+        sizes = [int(v) for v in sys.argv[sys.argv.index("--sizes") + 1].split(",")]
+    cases = [("brusselator", s) for s in sizes] + [("arrowhead", 10_000)]
+    print("| workload | tool | mode | detection | coloring | first evaluation | first call "
+          "| call | call (CPU) | call jit | colors (bound) | peak RSS first call / end |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for kind, size in cases:
+        label = f"{kind} {size}^2" if kind == "brusselator" else f"{kind} n={size}"
+        for tool in ("vecjac", "asdex"):
+            if tool == "asdex" and kind == "arrowhead" and size >= 10_000:
+                print(f"| {label} | asdex | skipped: 10^4 colors, 7.5 GB and 62 s first call "
+                      "(issue 26), above this machine's shared budget |", flush=True)
+                continue
+            try:
+                r = run(kind, size, calls=5, python=python if tool == "asdex" else None)
+            except RuntimeError as e:
+                print(f"| {label} | {tool}: failed: {str(e).splitlines()[-1]} |")
+                continue
+            # vecjac's first call is one call (cold); its detection and coloring are
+            # timed again after it (warm), so its "first evaluation" is the rest
+            evaluate = r.get("evaluate", r["first"] - r["detect"] - r["color"])
+            print(f"| {label} | {tool} | {r['mode']} | {r['detect']:.2f} s | "
+                  f"{r['color']:.2f} s | {evaluate:.2f} s | {r['first']:.2f} s | "
+                  f"{_ms(r['call'])} | {_ms(r['call_cpu'])} | {_ms(r['call_jit'])} | "
+                  f"{r['colors']} ({r['bound']}) | "
+                  f"{r['rss_first'] / 1024:.2f} / {r['rss_end'] / 1024:.2f} GB |", flush=True)
+
+
+def _ms(seconds):
+    return f"{seconds:.2f} s" if seconds >= 1 else f"{seconds * 1e3:.1f} ms"
+
+
 def _row(label, r):
     return (f"| {label} | {r['mode']} | {r['first']:.2f} s | {r['detect']:.2f} s | "
-            f"{r['color']:.2f} s | {r['call'] * 1e3:.1f} ms | {r['call_jit'] * 1e3:.1f} ms | "
+            f"{r['color']:.2f} s | {r['call'] * 1e3:.1f} ms | {r['call_cpu'] * 1e3:.1f} ms | "
+            f"{r['call_jit'] * 1e3:.1f} ms | "
             f"{r['colors']} ({r['bound']}) | {r['rss_first']:.0f} MB |")
 
 
@@ -169,9 +294,9 @@ def compare(other):
     the arrowhead's "before" (n colors: 2 s a call, 3 GB) runs once, without jit."""
     reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 3
     this = os.path.join(HERE, "..")
-    print("| workload | side | mode | first call | detection | coloring | call | call jit "
-          "| colors (bound) | peak RSS first call |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| workload | side | mode | first call | detection | coloring | call | call (CPU) "
+          "| call jit | colors (bound) | peak RSS first call |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kind, size in (("brusselator", 512), ("brusselator", 708), ("arrowhead", 10_000)):
         results = {"before": [], "after": []}
         for rep in range(reps):

@@ -45,6 +45,17 @@ def test_distance2_counts(monkeypatch, compiled):
         assert_column_coloring(p, colors)
 
 
+def test_numpy_greedy_takes_more_residue_classes_on_large_patterns(monkeypatch):
+    # the 708^2 Brusselator needed 5,668 classes where 4096 were allowed (12 colors
+    # instead of 8); here in miniature: 128^2 needs 1024 classes for 8 colors
+    p = brusselator_pattern(128)
+    monkeypatch.setattr(coloring, "_MAX_BATCHES", 600)
+    monkeypatch.setattr(coloring, "_MIN_BATCH", 16)   # n / 16 = 2048 classes allowed
+    colors, count = coloring.column_coloring(p)
+    assert count == 8
+    assert_column_coloring(p, colors)
+
+
 def test_compiled_loop_equals_python():
     p = brusselator_pattern(10)
     pc = p.tocsc()
@@ -87,6 +98,56 @@ def test_compiled_star_and_acyclic_equal_python(seed):
     counts = [kernel(indptr, indices, mirror, order, colors[0], trees[0]),
               coloring_kernels.acyclic(indptr, indices, mirror, order, colors[1], trees[1])]
     assert counts[0] == counts[1] and np.array_equal(*colors)
+
+
+def plain_star(indptr, indices, order):
+    """The greedy star coloring by its definition, every neighbor's neighbors scanned
+    (what coloring_kernels.star answers from its hub tables): v may not take the color
+    of a neighbor w, of an x two steps away through an uncolored w, or of x when w is
+    colored and x has another neighbor of w's color."""
+    colors = np.full(indptr.size - 1, -1)
+    nbrs = [set(indices[indptr[v]:indptr[v + 1]]) - {v} for v in range(colors.size)]
+    for v in order:
+        forbidden = set()
+        for w in nbrs[v]:
+            if colors[w] >= 0:
+                forbidden.add(colors[w])
+            for x in nbrs[w] - {v}:
+                if colors[x] < 0:
+                    continue
+                if colors[w] < 0 or any(colors[y] == colors[w] for y in nbrs[x] - {w}):
+                    forbidden.add(colors[x])
+        colors[v] = min(set(range(len(forbidden) + 1)) - forbidden)
+    return colors
+
+
+def with_hubs(n, hubs, seed):
+    """A random symmetric pattern plus `hubs` dense rows and columns."""
+    rng = np.random.default_rng(seed)
+    a = (sp.random(n, n, density=0.05, random_state=rng, format="lil") != 0).tolil()
+    for h in rng.choice(n, hubs, replace=False):
+        a[h, rng.choice(n, int(n * rng.uniform(0.3, 0.9)), replace=False)] = True
+    p = sp.csr_array(a)
+    p = sp.csr_array(p + p.T + (sp.eye_array(n, dtype=bool) if seed % 2 else 0))
+    p.sum_duplicates()
+    p.sort_indices()
+    return p.indptr.astype(np.int64), p.indices.astype(np.int64)
+
+
+@pytest.mark.parametrize("hub_degree, table_colors", [(64, 64), (8, 64), (6, 3), (2, 1)])
+@pytest.mark.parametrize("seed", range(3))
+def test_star_answers_hubs_from_tables_with_the_plain_colors(monkeypatch, hub_degree,
+                                                             table_colors, seed):
+    # small thresholds put most vertices on the hub tables and most colors past them
+    monkeypatch.setattr(coloring_kernels, "HUB_DEGREE", hub_degree)
+    monkeypatch.setattr(coloring_kernels, "TABLE_COLORS", table_colors)
+    indptr, indices = with_hubs(120, 1 + seed, seed)
+    rng = np.random.default_rng(seed)
+    for order in (np.argsort(-np.diff(indptr), kind="stable"), rng.permutation(120)):
+        colors = np.full(120, -1)
+        count = coloring_kernels.star(indptr, indices, order.astype(np.int64), colors)
+        assert np.array_equal(colors, plain_star(indptr, indices, order))
+        assert count == colors.max() + 1
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vecjac as vj
-from vecjac._src.api import bicoloring
+from vecjac._src.api import bicoloring, coloring_kernels
 
 MODES = ["fwd", "rev", "bidirectional", "auto"]
 COLORINGS = ["star", "acyclic", "auto"]
@@ -106,6 +106,18 @@ def test_arrowhead_jacobian_in_three_passes():
     assert J.ncolors == 300  # the dense row: one color per column
 
 
+def test_without_numba_a_large_bicoloring_runs_when_it_saves_products(monkeypatch):
+    # the Python loop's own bound (here 1000 steps, far below this arrowhead's) gives way
+    # to what the 300 forward products it replaces would cost
+    monkeypatch.setattr(coloring_kernels, "available", lambda: False)
+    monkeypatch.setattr(bicoloring, "MAX_PYTHON_WORK", 1000)
+    x = np.random.default_rng(2).uniform(0.5, 1.5, 300)
+    J = vj.sparse_jacobian(arrowhead)
+    dense_close(J(x), vj.jacobian(arrowhead)(x).numpy())
+    assert J.mode == "bidirectional" and J.ncolors <= 3
+    assert bicoloring.bicoloring(J.pattern) is None  # alone, the bound holds
+
+
 def test_arrowhead_hessian_in_three_products():
     x = np.random.default_rng(0).uniform(0.5, 1.5, 300)
     h = lambda x: vj.reduce_sum(x * x * x[0]) + vj.reduce_sum(x ** 4)  # noqa: E731
@@ -144,7 +156,7 @@ def test_bad_coloring(bad):
 def test_auto_skips_the_bicoloring_of_even_patterns(monkeypatch):
     """A band of 13 (13 colors either way, no long row or column): "auto" stays
     unidirectional without paying for the bipartite star coloring."""
-    def refuse(p):
+    def refuse(p, alternative=None):
         raise AssertionError("bicoloring attempted")
     monkeypatch.setattr(bicoloring, "bicoloring", refuse)
     band = lambda x: sum(vj.roll(x, k, 0) * (k + 1.0) for k in range(-6, 7))  # noqa: E731

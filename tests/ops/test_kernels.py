@@ -139,6 +139,24 @@ def test_times_rows_kernels_match_numpy_bit_for_bit(dtype, layout):
         assert prod.flags.f_contiguous and fused.flags.f_contiguous
 
 
+@pytest.mark.parametrize("rank", [2, 3])
+def test_times_rows_add_reads_strided_views_with_numpy_bits(rank):
+    # a species of an interleaved state (x.reshape(n, n, 2)[..., 0]) and its tangents;
+    # one factor of each product contiguous, as u * u * v's second product rule has it
+    rng = np.random.default_rng(7)
+    shape = (8, 40, 30) if rank == 3 else (8, 1200)
+    state, primal = rng.standard_normal(shape + (2,)), rng.standard_normal(shape[1:] + (2,))
+    a, d = state[..., 0], state[..., 1]
+    b, c = primal[..., 0], np.ascontiguousarray(primal[..., 1])
+    if kernels.times_rows(np.ones((8, 1000)), np.ones(1000)) is None:
+        pytest.skip("numba is not available here")
+    for x, y, z, w in ((a, b, c, d), (np.ascontiguousarray(a), b, c, d)):
+        fused = kernels.times_rows_add(x, y, z, w)
+        assert fused is not None and np.array_equal(fused, x * y + z * w)
+    backwards = d[..., ::-1]  # negative strides: walked backwards, still one pass
+    assert np.array_equal(kernels.times_rows_add(a, b, c, backwards), a * b + c * backwards)
+
+
 def test_times_rows_kernels_decline_what_they_do_not_cover():
     a, b = np.ones((8, 1000)), np.ones(1000)
     assert kernels.times_rows(a[:, :10], b[:10]) is None          # small: NumPy

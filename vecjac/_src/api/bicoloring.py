@@ -27,24 +27,29 @@ from vecjac._src.api import coloring_kernels
 
 __all__ = ["bicoloring", "MAX_BICOLORING_WORK"]
 
-#: Work bounds of the star coloring of the bipartite graph (about sum of degree ** 2):
+#: Work bounds of the star coloring of the bipartite graph (coloring_kernels.star_work):
 #: compiled (about 1 ns a step) and in Python (numba off or missing; 100 ns a step).
 MAX_BICOLORING_WORK = 1_000_000_000
 MAX_PYTHON_WORK = 2_000_000
 
 
-def bicoloring(p):
+def bicoloring(p, alternative=None):
     """(column colors (n,), row colors (m,), kf, kr, take) for pattern p (m, n), colors
     renumbered 0 .. kf - 1 and 0 .. kr - 1 among the evaluated ones (-1: in no product);
-    None when the bipartite graph is too large to color here."""
+    None when the bipartite graph is too large to color here. `alternative`: the
+    products of the better unidirectional coloring, if known. Without numba the loop
+    runs in Python up to MAX_PYTHON_WORK steps, or up to what one evaluation of that
+    alternative costs (at least a step per nonzero per product): an arrowhead at n = 10^5
+    would otherwise be evaluated with 10^5 products."""
     m, n = p.shape
     rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(p.indptr))
     cols = p.indices.astype(np.int64)
     degree = np.concatenate([np.bincount(cols, minlength=n),
                              np.diff(p.indptr)]).astype(np.int64)
-    work = int(degree @ degree)
+    work = coloring_kernels.star_work(degree)
     compiled = coloring_kernels.available()
-    if work > (MAX_BICOLORING_WORK if compiled else MAX_PYTHON_WORK):
+    python_bound = max(MAX_PYTHON_WORK, (alternative or 0) * p.nnz)
+    if work > (MAX_BICOLORING_WORK if compiled else python_bound):
         return None
     indptr, indices = _bipartite(rows, cols, m, n)
     order = np.argsort(-degree, kind="stable").astype(np.int64)  # hubs first

@@ -24,8 +24,9 @@ modulo K, with K above the typical index distance between conflicting vertices:
 vertices of one residue class then rarely conflict (the few that do are resolved, the
 later vertex retrying), so a whole class is colored at once (K NumPy passes in all), and
 on banded and stencil patterns the color count is the natural-order greedy's: 3 for a
-tridiagonal Jacobian, 8 for the 2-D Brusselator up to 512^2 (beyond, K is capped at
-4096 residues and the count grows: 12 at 708^2).
+tridiagonal Jacobian, 8 for the 2-D Brusselator up to 708^2 and beyond. K is capped at
+4096 residues, or at n / 64 when that is more (a pass must hold enough vertices to pay
+its NumPy calls): the 708^2 Brusselator needs K = 5,668 (with 4096 it took 12 colors).
 """
 import numpy as np
 
@@ -45,7 +46,8 @@ MAX_STAR_WORK = 2_000_000
 #: takes 0.08 s at 2.4e6 (Brusselator 128^2), 1.6 s at 1.9e7 (512^2).
 COMPILED_D2_WORK = 5_000_000
 MAX_COMPILED_STAR_WORK = 1_000_000_000
-_MAX_BATCHES = 4096  # residue classes colored one after the other, at most
+_MAX_BATCHES = 4096  # residue classes colored one after the other, at most ...
+_MIN_BATCH = 64      # ... unless n / _MIN_BATCH is more
 
 
 def _conflict_work(p):
@@ -120,7 +122,7 @@ def symmetric_coloring(p):
     d2 = column_coloring(p)
     n = p.shape[0]
     degrees = np.diff(p.indptr).astype(np.int64)
-    work = int(degrees @ degrees)
+    work = coloring_kernels.star_work(degrees)
     limit = MAX_COMPILED_STAR_WORK if coloring_kernels.available() else MAX_STAR_WORK
     if n == 0 or p.nnz == 0 or work > limit:
         return d2
@@ -153,12 +155,13 @@ def _greedy(indptr, indices, n, lower):
     # above it, then modulo twice it (2-D stencils: both orders sweep the grid like
     # the natural order, which one is better depends on the layout: measured)
     band = int(np.percentile(np.abs(indices - rows), 99))
+    cap = min(n, max(_MAX_BATCHES, n // _MIN_BATCH))
     best = None
     for k in (band + 1, 2 * band):
-        colors, count = _greedy_residues(indptr, indices, n, min(k, n, _MAX_BATCHES))
+        colors, count = _greedy_residues(indptr, indices, n, min(k, cap))
         if best is None or count < best[1]:
             best = colors, count
-        if best[1] <= lower or k >= min(n, _MAX_BATCHES):
+        if best[1] <= lower or k >= cap:
             break
     return best
 

@@ -20,7 +20,7 @@ import numpy as np
 from vecjac._src.ops import kernels
 
 __all__ = ["run", "compiled", "available", "COMPILE_WORK", "distance2", "smallest_last", "star",
-           "acyclic", "forest_preorder"]
+           "star_work", "acyclic", "forest_preorder"]
 
 #: Work (neighbor visits, about sum of degree^2) above which a loop is compiled: at
 #: ~100 ns a visit in Python, 5e5 visits take 50 ms, numba's load about 0.4 s.
@@ -144,6 +144,13 @@ def smallest_last(row_ptr, row_cols, col_ptr, col_rows, degree):
 
 
 # -- star coloring of a symmetric graph (Hessians, and the bipartite graph of bicoloring) -----
+def star_work(degree):
+    """About the steps of `star` on a graph of these degrees: a vertex's neighbors scan
+    its neighbors, but a hub's scan is a look-up of at most TABLE_COLORS counts."""
+    degree = np.asarray(degree, dtype=np.int64)
+    return int(degree @ np.minimum(degree, HUB_DEGREE))
+
+
 def star(indptr, indices, order, colors):
     """Greedy star coloring (Gebremedhin, Manne and Pothen 2005, Algorithm 4.1): a
     distance-1 coloring in which every path on four vertices has three colors. Vertex v
@@ -152,19 +159,40 @@ def star(indptr, indices, order, colors):
     and x has a neighbor y != w of w's color (a two-colored path v-w-x-y). Self-loops
     are skipped. Returns the color count.
 
-    That last test scans x's neighbors; for vertices of high degree (a dense row or
-    column: the scan would repeat for every v, n^2 in all) the count of neighbors of
-    each of the first TABLE_COLORS colors is kept up to date instead: x has such a y
-    exactly when it has two neighbors of w's color (w is one)."""
+    Scanning the neighbors x of every neighbor w costs the sum of squared degrees: n^2
+    for one dense row or column (an arrowhead). So for each hub (degree above
+    HUB_DEGREE) the answer of that scan is kept up to date instead, for the first
+    TABLE_COLORS colors: `table[h, c]`, how many neighbors of hub h have color c (an
+    uncolored hub forbids those colors), and `pairs[h, c]`, how many neighbors x of
+    color c have a second neighbor of h's color (a colored hub forbids those). They
+    change only where a vertex is colored: its neighbors' counts, the hubs two steps
+    away when a neighbor x gains a second neighbor of some hub's color, and a hub's
+    pairs, computed once when it is colored. Colors past TABLE_COLORS near a hub, counted
+    in `wide`, send that hub back to the scan. The colors are those of the plain scan."""
     n = colors.size
     mark = np.full(n + 1, -1, dtype=np.int64)
-    slot = np.full(n, -1, dtype=np.int64)  # row of a high-degree vertex in `table`
+    slot = np.full(n, -1, dtype=np.int64)  # row of a high-degree vertex in the tables
     hubs = 0
     for v in range(n):
         if indptr[v + 1] - indptr[v] > HUB_DEGREE:
             slot[v] = hubs
             hubs += 1
     table = np.zeros((hubs, TABLE_COLORS), dtype=np.int64)
+    pairs = np.zeros((hubs, TABLE_COLORS), dtype=np.int64)
+    wide = np.zeros(hubs, dtype=np.int64)   # neighbors (or pairs) past TABLE_COLORS
+    hub_ptr = np.zeros(n + 1, dtype=np.int64)  # the hubs among each vertex's neighbors
+    for v in range(n if hubs else 0):
+        hub_ptr[v + 1] = hub_ptr[v]
+        for p in range(indptr[v], indptr[v + 1]):
+            if indices[p] != v and slot[indices[p]] >= 0:
+                hub_ptr[v + 1] += 1
+    hub_nbr = np.empty(hub_ptr[n], dtype=np.int64)
+    for v in range(n if hubs else 0):
+        k = hub_ptr[v]
+        for p in range(indptr[v], indptr[v + 1]):
+            if indices[p] != v and slot[indices[p]] >= 0:
+                hub_nbr[k] = indices[p]
+                k += 1
     count = 0
     for v in order:
         for p in range(indptr[v], indptr[v + 1]):
@@ -174,6 +202,13 @@ def star(indptr, indices, order, colors):
             cw = colors[w]
             if cw >= 0:
                 mark[cw] = v
+            h = slot[w]
+            if h >= 0 and wide[h] == 0:  # the hub's kept answer
+                source = table if cw < 0 else pairs
+                for c in range(min(count, TABLE_COLORS)):
+                    if source[h, c] > 0:
+                        mark[c] = v
+                continue
             for q in range(indptr[w], indptr[w + 1]):
                 x = indices[q]
                 cx = colors[x]
@@ -196,11 +231,58 @@ def star(indptr, indices, order, colors):
         colors[v] = c
         if c + 1 > count:
             count = c + 1
-        if c < TABLE_COLORS:
-            for p in range(indptr[v], indptr[v + 1]):
-                u = indices[p]
-                if u != v and slot[u] >= 0:
+        if hubs == 0:
+            continue
+        # the hubs' answers after v took color c
+        for p in range(indptr[v], indptr[v + 1]):  # v is a neighbor of color c
+            u = indices[p]
+            if u != v and slot[u] >= 0:
+                if c < TABLE_COLORS:
                     table[slot[u], c] += 1
+                else:
+                    wide[slot[u]] += 1
+        for p in range(indptr[v], indptr[v + 1]):  # x gains a neighbor of color c
+            x = indices[p]
+            if x == v or colors[x] < 0 or hub_ptr[x] == hub_ptr[x + 1]:
+                continue
+            k = 0  # x's neighbors of color c
+            if slot[x] >= 0 and c < TABLE_COLORS:
+                k = table[slot[x], c]
+            else:
+                for s in range(indptr[x], indptr[x + 1]):
+                    if indices[s] != x and colors[indices[s]] == c:
+                        k += 1
+            if k != 2:
+                continue
+            for t in range(hub_ptr[x], hub_ptr[x + 1]):  # x now pairs with c-hubs but v
+                w = hub_nbr[t]
+                if w != v and colors[w] == c:
+                    if colors[x] < TABLE_COLORS:
+                        pairs[slot[w], colors[x]] += 1
+                    else:
+                        wide[slot[w]] += 1
+        # v itself needs no pairs yet: its colored neighbors have distinct colors (a
+        # second neighbor of one color would have been two steps from the first
+        # through v, uncolored then); it pairs when one gains a twin (above)
+        h = slot[v]
+        if h >= 0:  # a hub just colored: its pairs from scratch
+            for p in range(indptr[v], indptr[v + 1]):
+                x = indices[p]
+                cx = colors[x]
+                if x == v or cx < 0:
+                    continue
+                k = 0
+                if slot[x] >= 0 and c < TABLE_COLORS:
+                    k = table[slot[x], c]
+                else:
+                    for s in range(indptr[x], indptr[x + 1]):
+                        if indices[s] != x and colors[indices[s]] == c:
+                            k += 1
+                if k >= 2:
+                    if cx < TABLE_COLORS:
+                        pairs[h, cx] += 1
+                    else:
+                        wide[h] += 1
     return count
 
 

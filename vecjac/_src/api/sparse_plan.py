@@ -93,7 +93,7 @@ def make_plan(pattern, mode, hessian, dtype, hessian_coloring="auto"):
     best = min([c[1] for c in (fwd, rev) if c is not None], default=max(m, n) + 1)
     if mode == "bidirectional" or (mode == "auto" and best > BIDIRECTIONAL_ABOVE
                                    and _skewed(pattern)):
-        bi = bicoloring.bicoloring(pattern)
+        bi = bicoloring.bicoloring(pattern, min(best, max(m, n)))  # uncolored: a color each
         if bi is not None and (mode == "bidirectional" or bi[2] + bi[3] < best):
             col_colors, row_colors, kf, kr, take = bi
             return Plan(pattern, "bidirectional", col_colors, kf, take, dtype,

@@ -10,10 +10,15 @@ re-faults its memory: on the 2-core VM of benchmarks/ a batch Jacobian of a relu
 with the thresholds below. (TensorFlow, JAX and PyTorch avoid this with allocators of
 their own.)
 
-`tune()` sets the thresholds glibc's own rule would reach after freeing one 32 MiB
-block: arrays up to 32 MiB come from the heap, and up to 64 MiB of free heap is kept for
-reuse instead of being returned to the OS. It runs once at import, on Linux with glibc
-only; VECJAC_MALLOC_TUNING=0 leaves malloc alone.
+`tune()` sets the mmap threshold glibc's own rule would reach after freeing one 32 MiB
+block: arrays up to 32 MiB come from the heap. The trim threshold is 256 MiB, four times
+what that rule would set: up to 256 MiB of free heap is kept for reuse instead of being
+returned to the OS. A sparse Jacobian at a million unknowns holds several (colors x n)
+tangents of 32 MiB at once and frees them together at the end of a call; with 64 MiB
+the heap was trimmed after every call and refaulted by the next: 3,800 page faults and
+about 40 of 170 ms per call (2-D Brusselator 708^2, benchmarks/sparse_scale.py). The
+price: an idle process may keep up to 256 MiB it freed (its peak is unchanged). It runs
+once at import, on Linux with glibc only; VECJAC_MALLOC_TUNING=0 leaves malloc alone.
 """
 import ctypes
 import os
@@ -22,7 +27,7 @@ import sys
 M_TRIM_THRESHOLD = -1   # mallopt parameters, from glibc's malloc.h
 M_MMAP_THRESHOLD = -3
 MMAP_THRESHOLD = 32 << 20  # glibc's own upper bound for its dynamic threshold (64-bit)
-TRIM_THRESHOLD = 64 << 20  # twice that, as glibc's dynamic rule sets it
+TRIM_THRESHOLD = 256 << 20  # a million-unknown Jacobian's temporaries (see above)
 
 tuned = False
 
