@@ -18,9 +18,11 @@ such a run of steps becomes one program over one float64 *arena*:
   each call; outputs are views of the arena (or gathers, for layouts).
 The interpreter (`_interpret`) is a numba kernel compiled on first need with cache=True.
 Only IEEE-exact operations are fused, in the order of the plan, so a fused replay gives
-the bits the NumPy replay gives. A segment runs its NumPy steps for its first
-WARMUP_CALLS calls (a function called once or twice never pays numba's import and
-cache load), and whenever numba is missing, fails, or VECJAC_DISABLE_NUMBA=1.
+the bits the NumPy replay gives. Segments are built when a plan is optimized, after its
+first replays (vecjac/_src/transforms/function/plan.py: a function called once or twice
+never pays numba's import and cache load), and `prepare` loads the kernel then, in the
+background worker unless it is switched off; a segment runs its NumPy steps whenever
+numba is missing, fails, or VECJAC_DISABLE_NUMBA=1.
 """
 import importlib
 import math
@@ -32,7 +34,6 @@ from vecjac._src.core.registry import is_builtin
 
 MIN_STEPS = 24       # shorter runs: the segment's own overhead (~5 us) outweighs the gain
 MAX_SIZE = 4096      # elements: above, NumPy's vectorized loops beat an interpreted one
-WARMUP_CALLS = 2
 
 # The interpreter's instructions (the branches of _interpret_source, by number). An op
 # block names the one that computes its forward (`fusion_code = fusion.ADD`); pure layout
@@ -130,6 +131,11 @@ class Compiled:
             self._numpy = self._generate(self.steps, self.ins, self.outs)
         return self._numpy(*arrays)
 
+    def prepare(self):
+        """Compile or load the kernel now (before the plan switches to it); False when
+        there is none: the NumPy steps run."""
+        raise NotImplementedError
+
 
 class Segment(Compiled):
     """A fused run of small steps (see the module docstring)."""
@@ -139,9 +145,12 @@ class Segment(Compiled):
         self.template, self.code, self.idx = template, code, idx
         self.places, self.takes = places, takes
 
+    def prepare(self):
+        return _kernel() is not None
+
     def __call__(self, *arrays):
         self.calls += 1
-        kernel = _kernel() if self.calls > WARMUP_CALLS else None
+        kernel = _state["kernel"]
         if kernel is None:
             return self.numpy(*arrays)
         arena = self.template.copy()
@@ -150,7 +159,7 @@ class Segment(Compiled):
         try:
             kernel(arena, self.code, self.idx)
         except Exception:  # noqa: BLE001  a numba failure: NumPy steps from now on
-            _state["broken"] = True
+            _state["broken"], _state["kernel"] = True, None
             return self.numpy(*arrays)
         return tuple([arena[take[0]:take[1]].reshape(take[2]) if type(take) is tuple
                       else arena[take] for take in self.takes])
