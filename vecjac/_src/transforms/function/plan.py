@@ -83,13 +83,14 @@ class Plan:
         self.out_slots = tuple(out_slots)
         # outputs that shared an input's memory at trace time (an input returned, reshaped
         # or sliced): the caller copies them when that input is its own array
-        input_roots = {capture.roots[s] for s in self.inputs}
+        meta, roots, owned, contiguous = capture.facts()
+        input_roots = {roots[s] for s in self.inputs}
         self.aliased = tuple(k for k, s in enumerate(self.out_slots)
-                             if capture.roots[s] in input_roots)
+                             if roots[s] in input_roots)
         self.steps = _schedule(capture.steps, self.out_slots)
         used = {s for step in self.steps for s in step.ins} | set(self.out_slots)
         self.consts = {s: v for s, v in capture.consts.items() if s in used}
-        self.meta = capture.meta
+        self.meta = meta
         self.assigned = tuple({id(s.var): s.var for s in self.steps
                                if s.kind == "assign"}.values())
         self.n_ops = sum(s.kind == "op" for s in self.steps)
@@ -99,7 +100,7 @@ class Plan:
         self.recordable = all(REGISTRY.get(s.op.name) is s.op
                               for s in self.steps if s.kind == "op")
         # what the optimization needs of the capture (not its Tensors: their memory)
-        self._trace_facts = (capture.contiguous, capture.roots, capture.owned)
+        self._trace_facts = (contiguous, roots, owned)
         # The first replays run the steps one NumPy call each, by the interpreter (about
         # 1 us a step to build, where generated code costs 50); the optimized replay is
         # built once the function has been called again (_optimize).
