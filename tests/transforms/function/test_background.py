@@ -65,15 +65,23 @@ def _segment_workload(p):
     return vj.jacfwd(_counting_trajectory([], steps=8))(p)
 
 
+def _gradient_workload(p):
+    """Reverse mode through the slices y[0], y[1]: their gradients (StridedSliceGrad,
+    zeros with one value placed) are fused as zero-fill layouts."""
+    trajectory = _counting_trajectory([], steps=8)
+    return vj.grad(lambda q: vj.reduce_sum(trajectory(q) ** 2))(p)
+
+
 def _plan_of(f):
     return next(iter(f._entries.values())).plans[0]
 
 
 @pytest.mark.parametrize("work, make_args", [
     (_segment_workload, lambda k: (np.array([1.1 + 0.05 * k, 0.4]),)),
+    (_gradient_workload, lambda k: (np.array([1.1 + 0.05 * k, 0.4]),)),
     (_chain_workload, lambda k: (RNG.standard_normal((8, 64, 64)),
                                  RNG.standard_normal((64, 64)) + 0.1 * k)),
-], ids=["fused segment", "chain"])
+], ids=["fused segment", "fused gradient", "chain"])
 def test_background_compilation_changes_no_bit(monkeypatch, work, make_args):
     monkeypatch.setenv("VECJAC_BACKGROUND_COMPILE", "1")
     f = vj.function(work)
@@ -87,6 +95,9 @@ def test_background_compilation_changes_no_bit(monkeypatch, work, make_args):
     if _fusion.numba_module() is not None:  # the optimized replay is in use
         assert any(type(s.op).__name__ in ("_FusedOp", "_ChainOp")
                    for s in plan.fused_steps if s.kind == "op")
+        if work is _gradient_workload:  # no slice gradient is left out of the segments
+            assert not any(s.op.name == "StridedSliceGrad" for s in plan.fused_steps
+                           if s.kind == "op")
 
 
 def test_switched_off_the_replay_is_optimized_on_the_fourth_call_in_the_caller(monkeypatch):
