@@ -147,3 +147,26 @@ def test_the_collector_is_paused_while_tracing_only():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_exiting_while_the_worker_compiles_is_clean(tmp_path):
+    """The interpreter exits right after the job is submitted: the worker stops at its
+    next phase and ends before the interpreter is torn down (no crash, no traceback)."""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "exit_early.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import vecjac as vj\n"
+        "f = vj.function(lambda t, a: vj.reduce_sum((t * a + 1.5 * t) * (t - a), axis=0))\n"
+        "t, a = np.ones((8, 64, 64)), np.full((64, 64), 2.0)\n"
+        "f(t, a)\n"
+        "print(float(f(t, a).numpy().sum()))\n")  # the second call submits the job
+    env = dict(os.environ, VECJAC_BACKGROUND_COMPILE="1",
+               PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    # t * a + 1.5 t = 3.5 and t - a = -1 everywhere, summed over 8 x 64 x 64 elements
+    assert float(done.stdout) == 8 * 64 * 64 * 3.5 * -1.0 and not done.stderr

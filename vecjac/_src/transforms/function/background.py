@@ -15,6 +15,7 @@ VECJAC_BACKGROUND_COMPILE=0 switches the worker off (read at each plan's first r
 the job then runs on the plan's third replay, in the caller's thread, as before. Each
 job is announced on the "vecjac" logger (INFO): what is compiled, and how long it took.
 """
+import atexit
 import logging
 import os
 import threading
@@ -25,6 +26,7 @@ _jobs = []
 _worker = None
 _idle = threading.Event()
 _idle.set()
+_stopping = threading.Event()
 
 
 def enabled():
@@ -34,14 +36,13 @@ def enabled():
 
 
 def submit(job):
-    """Run job() in the worker thread (started when needed; it ends when idle, so that
-    it never keeps the interpreter from exiting longer than the job at hand)."""
+    """Run job() in the worker thread (started when needed, ended when idle)."""
     global _worker
     with _lock:
         _jobs.append(job)
         _idle.clear()
         if _worker is None:
-            _worker = threading.Thread(target=_work, name="vecjac-compile", daemon=False)
+            _worker = threading.Thread(target=_work, name="vecjac-compile", daemon=True)
             _worker.start()
 
 
@@ -49,7 +50,7 @@ def _work():
     global _worker
     while True:
         with _lock:
-            if not _jobs:
+            if not _jobs or _stopping.is_set():
                 _worker = None
                 _idle.set()
                 return
@@ -63,3 +64,19 @@ def _work():
 def wait(timeout=None):
     """Block until every submitted job has finished (tests, benchmarks); True if so."""
     return _idle.wait(timeout)
+
+
+def stopping():
+    """True once the interpreter exits: a job stops at its next phase, unfinished."""
+    return _stopping.is_set()
+
+
+@atexit.register
+def _stop():
+    """At exit, the worker (a daemon thread, so that exiting does not wait for its
+    queue) finishes the phase at hand and ends before the interpreter is torn down
+    under it: one kernel compile at most, not the whole queue."""
+    _stopping.set()
+    worker = _worker
+    if worker is not None:
+        worker.join()

@@ -156,7 +156,11 @@ class Plan:
                              self.meta, self.consts, returned, interpret)
                 compiled = [s.op.forward for s in steps
                             if s.kind == "op" and isinstance(s.op.forward, Compiled)]
-                ready = sum(c.prepare() for c in compiled)
+                ready = 0
+                for c in compiled:
+                    if background.stopping():  # the interpreter exits
+                        return
+                    ready += c.prepare()
             # In-place writes are decided on the order the replay runs: chain() hoists
             # steps ahead of a chain, so a step that is the last reader of a buffer in the
             # traced order may run before the chain that still reads it (issue 29: a
