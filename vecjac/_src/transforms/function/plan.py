@@ -105,7 +105,8 @@ class Plan:
         # 1 us a step to build, where generated code costs 50); the optimized replay is
         # built once the function has been called again (_optimize).
         self.fused_steps = self.steps
-        self._replay = _interpreter(self.steps, self.inputs, self.out_slots, self.consts)
+        self._replay = _interpreter(self.steps, self.inputs, self.out_slots, self.consts,
+                                    len(meta))
         self.replays = 0
         self._pending = True
 
@@ -167,7 +168,8 @@ class Plan:
             # hoisted `6 * exp(u)` wrote into exp(u) before the chain's `seed * exp(u)`).
             _in_place(steps, self.meta, roots, owned, returned)
             if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
-                replay = _interpreter(steps, self.inputs, self.out_slots, self.consts)
+                replay = _interpreter(steps, self.inputs, self.out_slots, self.consts,
+                                      len(self.meta))
             else:
                 replay = _generate(steps, self.inputs, self.out_slots, self.consts,
                                    self.meta, self.name)
@@ -242,8 +244,7 @@ def _schedule(steps, out_slots):
     kept = []
     for step in reversed(steps):
         kind = step.kind
-        if kind == "op" and not step.op.stateful and not any(o in needed
-                                                              for o in step.outs):
+        if kind == "op" and needed.isdisjoint(step.outs) and not step.op.stateful:
             continue
         if kind == "read" and step.outs[0] not in needed:
             continue
@@ -326,14 +327,17 @@ def _as_array(x):
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _interpreter(steps, inputs, outputs, consts):
+def _interpreter(steps, inputs, outputs, consts, size=None):
     """The replay of `steps` as a loop (same contract as _generate's function). Its
     values live in a list indexed by the slots these steps use, numbered anew: a fused
     segment runs a few steps of a plan of 10^5 slots, and copying a list of the plan's
-    size on every call of every segment made replays quadratic in the plan's length."""
+    size on every call of every segment made replays quadratic in the plan's length.
+    A whole plan's steps (`size`: its number of slots) keep their numbers."""
     local = {}
 
     def number(slots):
+        if size is not None:
+            return slots
         return tuple([local.setdefault(s, len(local)) for s in slots])
     inputs = number(inputs)
     program = []
@@ -353,10 +357,11 @@ def _interpreter(steps, inputs, outputs, consts):
         else:
             program.append((3, getattr(step.var, step.method), ins[0], None))
     outputs = number(outputs)
-    template = [None] * len(local)
-    for s, k in local.items():
-        if s in consts:
-            template[k] = consts[s]
+    template = [None] * (len(local) if size is None else size)
+    for s, v in consts.items():
+        k = local.get(s) if size is None else s
+        if k is not None:
+            template[k] = v
     ndarray, asarray = np.ndarray, np.asarray
 
     def replay(*arrays):
