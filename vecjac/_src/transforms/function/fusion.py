@@ -168,22 +168,17 @@ class Segment(Compiled):
 
 
 _LAYOUT, _ZERO_FILL = -1, -2
-_kinds = {}  # op class -> its fusion code, _LAYOUT, or None (op classes live for good)
 
 
 def _kind(op):
     """What fusion can do with `op`: its interpreter instruction, _LAYOUT (run on index
-    maps), or None. A user op (vj.defop "Mul") claims no built-in fact."""
-    cls = type(op)
-    kind = _kinds.get(cls, _kinds)
-    if kind is _kinds:
-        kind = None
-        if is_builtin(op):
-            kind = op.fusion_code if op.fusion_code is not None else (
-                _LAYOUT if op.fusible_layout else _ZERO_FILL if op.fusible_zero_fill
-                else None)
-        _kinds[cls] = kind
-    return kind
+    maps), _ZERO_FILL (the same, zeros from the arena), or None. A user op (vj.defop
+    "Mul") claims no built-in fact."""
+    if not is_builtin(op):
+        return None
+    if op.fusion_code is not None:
+        return op.fusion_code
+    return _LAYOUT if op.fusible_layout else _ZERO_FILL if op.fusible_zero_fill else None
 
 
 class _Builder:
