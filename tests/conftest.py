@@ -7,8 +7,14 @@
   gradients or converters:
   VECJAC_HYPOTHESIS_PROFILE=thorough python -m pytest tests/test_registry.py
 Tests that want the profile's example count must not pass max_examples themselves.
+
+vj.function's optimized replays are built in the caller's thread on the third replay
+(VECJAC_BACKGROUND_COMPILE=0), so that tests see them at a known call; the background
+worker has its own tests (tests/transforms/function/test_background.py).
 """
 import os
+
+os.environ.setdefault("VECJAC_BACKGROUND_COMPILE", "0")
 
 from hypothesis import HealthCheck, settings
 

@@ -35,12 +35,13 @@ def _rk4_sensitivities(p):
 
 def test_fused_segments_give_the_eager_bits():
     f = vj.function(_rk4_sensitivities)
-    for k in range(5):  # trace, NumPy replays (warm-up), then the compiled segment
+    for k in range(5):  # trace, step-by-step replays (warm-up), then the fused plan
         p = vj.constant([1.1 + 0.1 * k, 0.4 - 0.05 * k])
         np.testing.assert_array_equal(f(p).numpy(), _rk4_sensitivities(p).numpy())
     plan = next(iter(f._entries.values())).plans[0]
     fused = [s for s in plan.fused_steps if s.kind == "op" and s.op.name == "Fused"]
-    assert fused and fused[0].op.forward.calls == 4
+    assert fused and fused[0].op.forward.calls == 2  # built on the 4th call
+    assert _fusion._state["kernel"] is not None or _fusion.numba_module() is None
     assert sum(len(s.op.forward.steps) for s in fused) > 100
     # forward mode's product rule (MulAdd) is fused too: it no longer cuts the runs short
     assert sum(s.op.name == "MulAdd" for s in plan.fused_steps if s.kind == "op") == 0
@@ -77,7 +78,7 @@ def test_large_temporaries_are_reused_only_when_no_view_of_them_lives_on():
         flat = vj.reshape(c, [-1])
         return vj.reshape(flat * flat, x.shape) + view, c
     g = vj.function(f)
-    for _ in range(3):
+    for _ in range(4):  # the optimized replay (in-place writes) from the 4th call
         x = vj.constant(RNG.standard_normal((200, 200)) * 0.1)
         for got, want in zip(g(x), f(x)):
             np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -112,7 +113,7 @@ def test_chains_over_large_arrays_give_the_eager_bits():
     plan = next(iter(g._entries.values())).plans[0]
     chains = [s.op.forward for s in plan.fused_steps
               if s.kind == "op" and type(s.op).__name__ == "_ChainOp"]
-    assert chains and chains[0].calls == 4
+    assert chains and chains[0].calls == 2  # built on the 4th call
     assert chains[0]._kernel not in (None, False) or _fusion.numba_module() is None
     assert sum(st.op.name == "Sum" for c in chains for st in c.steps) == 1
     assert any(s.kind == "op" and s.op.name == "Sum" and s.attrs["axis"] == (1,)

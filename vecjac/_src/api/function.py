@@ -46,7 +46,7 @@ from vecjac._src.core.dispatch import convert_to_tensor
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
 from vecjac._src.core.tensor_spec import TensorSpec
 from vecjac._src.core.variables import Variable
-from vecjac._src.transforms.function.capture import Capture
+from vecjac._src.transforms.function.capture import Capture, collection_paused
 from vecjac._src.transforms.function.plan import Failed, Plan
 
 # Traces of one input signature (each for other guard outcomes) before it runs eagerly
@@ -196,19 +196,20 @@ class Function:
             return self._run_python(call_args, call_kwargs)
         if retraces >= MAX_TRACES_PER_SIGNATURE:
             return self._give_up(entry, args, kwargs, leaves)
-        with Capture() as capture:
-            fresh = [_capture_input(capture, x) for x in leaves]
-            call_args, call_kwargs = _tensor_args(args, kwargs, fresh)
-            result = self._run_python(call_args, call_kwargs)
-            flat = nest.flatten(result)
-            out_slots, layout = [], []
-            for x in flat:
-                if isinstance(x, Tensor):
-                    layout.append(len(out_slots))
-                    out_slots.append(capture.slot(x))
-                else:
-                    layout.append(None)
-        plan = Plan(capture, out_slots, self._name)
+        with collection_paused():
+            with Capture() as capture:
+                fresh = [_capture_input(capture, x) for x in leaves]
+                call_args, call_kwargs = _tensor_args(args, kwargs, fresh)
+                result = self._run_python(call_args, call_kwargs)
+                flat = nest.flatten(result)
+                out_slots, layout = [], []
+                for x in flat:
+                    if isinstance(x, Tensor):
+                        layout.append(len(out_slots))
+                        out_slots.append(capture.slot(x))
+                    else:
+                        layout.append(None)
+            plan = Plan(capture, out_slots, self._name)
         # the structure and Python leaves of the result (its Tensors are not kept)
         plan.flat = [None if k is not None else x for x, k in zip(flat, layout)]
         plan.structure = nest.pack_sequence_as(result, plan.flat)

@@ -62,6 +62,7 @@ class Op:
     fresh_output = False    # the forward always returns a new array (a ufunc's does)
     fusion_code = None      # instruction of fusion.py's float64 interpreter
     fusible_layout = False  # a pure layout op: fusion runs it on index maps
+    fusible_zero_fill = False  # zeros with input elements placed in them (a slice's gradient)
     scalar_expression = None  # the forward on scalars, "{0} + {1}" (chains.py)
     selects_by_condition = False  # where(cond, x, y): a constant cond picks x or y
     # -- tests

@@ -44,9 +44,11 @@ Jacobian in a notebook is faster with NumPy (4 ms instead of 0.4 s for a 256-exa
 batch Jacobian), while loops (optimizers, benchmarks) switch to the kernel after three
 calls. Kernels and NumPy versions do the same floating-point operations in the same order.
 Set VECJAC_DISABLE_NUMBA=1 to always use the NumPy versions (used by the benchmarks for
-the comparison). If numba is missing or fails to compile, the NumPy version is used.
+the comparison). Each kernel says on the "vecjac" logger (INFO) when it is compiled.
+If numba is missing or fails to compile, the NumPy version is used.
 """
 import importlib
+import logging
 import math
 import os
 
@@ -58,6 +60,7 @@ WARMUP_REQUESTS = 3    # large requests served by NumPy before a kernel is compi
 _kernels = {}
 _requests = {}
 _broken = set()
+logger = logging.getLogger("vecjac")
 
 
 def _scatter_add_rows_source(out, idx, vals):
@@ -169,6 +172,9 @@ def _kernel(name, source):
         try:
             numba = importlib.import_module("numba")  # 0.4 s: only when a kernel pays
             kernel = _kernels[name] = numba.njit(cache=True, nogil=True)(source)
+            logger.info("vecjac: numba kernel %s compiled (or loaded from numba's cache) "
+                        "on its first call, after %d large requests served by NumPy",
+                        name, WARMUP_REQUESTS)
         except Exception:  # numba missing or unusable here: NumPy it is
             _broken.add(name)
             return None

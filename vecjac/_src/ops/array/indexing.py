@@ -263,6 +263,7 @@ class StridedSlice(Op):
 @register
 class StridedSliceGrad(Op):
     complex_rules = True
+    fusible_zero_fill = True
     pattern = patterns.layout
     jvp = linear
     covered_by = "StridedSlice"

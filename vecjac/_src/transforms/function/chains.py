@@ -45,29 +45,39 @@ class _ChainOp:
 class Chain(Compiled):
     """A chain (see the module docstring): its kernel's source, and its outputs' shapes."""
 
-    def __init__(self, steps, ins, outs, shapes, source, generate):
+    def __init__(self, steps, ins, outs, shapes, source, generate, in_layouts):
         super().__init__(steps, ins, outs, generate)
         self.shapes, self.source = shapes, source
+        self.in_layouts = in_layouts  # (ndim, C-contiguous at trace time) per input
         self._kernel = None
+
+    def prepare(self):
+        """Compile the kernel for the inputs' trace-time layouts (a C-contiguous array,
+        or any layout), so that no call waits for numba; a replay with other layouts
+        compiles again, on its call."""
+        if self._kernel is None:
+            self._kernel = False
+            numba = numba_module()
+            if numba is not None:
+                try:
+                    namespace = {}
+                    exec(compile(self.source, f"<vj.function chain #{next(_names)}>",
+                                 "exec"), namespace)
+                    kernel = numba.njit(nogil=True, error_model="numpy")(namespace["chain"])
+                    f64 = numba.types.float64
+                    kernel.compile(tuple(
+                        [numba.types.Array(f64, ndim, "C" if c else "A")
+                         for ndim, c in self.in_layouts]
+                        + [numba.types.Array(f64, len(shape), "C") for shape in self.shapes]))
+                    self._kernel = kernel
+                except Exception:  # noqa: BLE001  numba cannot compile it: NumPy steps
+                    pass
+        return self._kernel is not False
 
     def __call__(self, *arrays):
         self.calls += 1
-        if self.calls <= WARMUP_CALLS or self._kernel is False:
+        if not self._kernel:
             return self.numpy(*arrays)
-        if self._kernel is None:
-            numba = numba_module()
-            if numba is None:
-                self._kernel = False
-                return self.numpy(*arrays)
-            try:
-                namespace = {}
-                exec(compile(self.source, f"<vj.function chain #{next(_names)}>", "exec"),
-                     namespace)
-                self._kernel = numba.njit(nogil=True, error_model="numpy")(
-                    namespace["chain"])
-            except Exception:  # noqa: BLE001  numba cannot compile it
-                self._kernel = False
-                return self.numpy(*arrays)
         outs = tuple([np.empty(shape) for shape in self.shapes])
         try:
             self._kernel(*[a.reshape(1) if a.ndim == 0 else a for a in arrays], *outs)
@@ -146,8 +156,10 @@ def chain(steps, meta, contiguous, returned, generate):
         outs = tuple(step.outs[0] for step in run
                      if step.outs[0] in returned or last.get(step.outs[0], -1) >= end)
         source = _source(run, ins, outs, meta, shape)
+        layouts = [(max(len(meta[s][0]), 1), contiguous[s] or not meta[s][0]) for s in ins]
         out.append(type(run[0])("op", _ChainOp(Chain(run, ins, outs, [meta[s][0] for s in outs],
-                                                      source, generate)), ins, None, outs))
+                                                      source, generate, layouts)),
+                                ins, None, outs))
         k = end
     return out
 

@@ -9,6 +9,8 @@ such a run of steps becomes one program over one float64 *arena*:
   shape; a layout step (reshape, transpose, slice, stack, concat, broadcast, gather with
   constant indices ...) computes no values at all: its forward, applied to its input's
   index map, gives the output's index map;
+  a slice's gradient (zeros with the slice placed in them, `fusible_zero_fill`) is
+  the same, its zeros read from one 0.0 of the arena;
 - an elementwise step (+, -, *, /, negation, square, sqrt, abs, and MulAdd a*b + c*d,
   forward mode's product rule, rounded as NumPy rounds it: no fused multiply-add) is one
   instruction (op, n, out, and up to four operands):
@@ -18,9 +20,11 @@ such a run of steps becomes one program over one float64 *arena*:
   each call; outputs are views of the arena (or gathers, for layouts).
 The interpreter (`_interpret`) is a numba kernel compiled on first need with cache=True.
 Only IEEE-exact operations are fused, in the order of the plan, so a fused replay gives
-the bits the NumPy replay gives. A segment runs its NumPy steps for its first
-WARMUP_CALLS calls (a function called once or twice never pays numba's import and
-cache load), and whenever numba is missing, fails, or VECJAC_DISABLE_NUMBA=1.
+the bits the NumPy replay gives. Segments are built when a plan is optimized, after its
+first replays (vecjac/_src/transforms/function/plan.py: a function called once or twice
+never pays numba's import and cache load), and `prepare` loads the kernel then, in the
+background worker unless it is switched off; a segment runs its NumPy steps whenever
+numba is missing, fails, or VECJAC_DISABLE_NUMBA=1.
 """
 import importlib
 import math
@@ -32,7 +36,6 @@ from vecjac._src.core.registry import is_builtin
 
 MIN_STEPS = 24       # shorter runs: the segment's own overhead (~5 us) outweighs the gain
 MAX_SIZE = 4096      # elements: above, NumPy's vectorized loops beat an interpreted one
-WARMUP_CALLS = 2
 
 # The interpreter's instructions (the branches of _interpret_source, by number). An op
 # block names the one that computes its forward (`fusion_code = fusion.ADD`); pure layout
@@ -130,6 +133,11 @@ class Compiled:
             self._numpy = self._generate(self.steps, self.ins, self.outs)
         return self._numpy(*arrays)
 
+    def prepare(self):
+        """Compile or load the kernel now (before the plan switches to it); False when
+        there is none: the NumPy steps run."""
+        raise NotImplementedError
+
 
 class Segment(Compiled):
     """A fused run of small steps (see the module docstring)."""
@@ -139,9 +147,12 @@ class Segment(Compiled):
         self.template, self.code, self.idx = template, code, idx
         self.places, self.takes = places, takes
 
+    def prepare(self):
+        return _kernel() is not None
+
     def __call__(self, *arrays):
         self.calls += 1
-        kernel = _kernel() if self.calls > WARMUP_CALLS else None
+        kernel = _state["kernel"]
         if kernel is None:
             return self.numpy(*arrays)
         arena = self.template.copy()
@@ -150,84 +161,143 @@ class Segment(Compiled):
         try:
             kernel(arena, self.code, self.idx)
         except Exception:  # noqa: BLE001  a numba failure: NumPy steps from now on
-            _state["broken"] = True
+            _state["broken"], _state["kernel"] = True, None
             return self.numpy(*arrays)
         return tuple([arena[take[0]:take[1]].reshape(take[2]) if type(take) is tuple
                       else arena[take] for take in self.takes])
 
 
-class _Builder:
-    """One segment under construction (see the module docstring)."""
+_LAYOUT, _ZERO_FILL = -1, -2
 
-    def __init__(self, meta, consts):
-        self.meta, self.consts = meta, consts
-        self.maps = {}          # slot -> int64 index map into the arena
+
+def _kind(op):
+    """What fusion can do with `op`: its interpreter instruction, _LAYOUT (run on index
+    maps), _ZERO_FILL (the same, zeros from the arena), or None. A user op (vj.defop
+    "Mul") claims no built-in fact."""
+    if not is_builtin(op):
+        return None
+    if op.fusion_code is not None:
+        return op.fusion_code
+    return _LAYOUT if op.fusible_layout else _ZERO_FILL if op.fusible_zero_fill else None
+
+
+class _Builder:
+    """One segment under construction (see the module docstring). Values computed by
+    an instruction, and inputs, occupy a contiguous run of the arena: their map is kept as
+    (start, shape) and made an index array only for a layout step, and their reads are
+    index ranges, written out for the whole segment at once (`index`): a segment of 10^5
+    steps is built in one pass of a few microseconds a step."""
+
+    def __init__(self, meta, consts, small):
+        self.meta, self.consts, self.small = meta, consts, small
+        self.maps = {}          # slot -> (start, shape), or an int64 index map into the arena
         self.chunks = []        # template pieces: (start, values)
         self.size = 0
-        self.code, self.idx, self.n_idx = [], [], 0
+        self.code, self.pieces, self.n_idx = [], [], 0
         self.places = []        # (slot, start, stop) of external inputs
         self.steps = []
+        self.zero = None        # arena position of a 0.0, for zero-fill layouts
 
-    def _alloc(self, n):
-        start = self.size
-        self.size += n
-        return start
-
-    def _map(self, s):
+    def _place(self, s):
         m = self.maps.get(s)
         if m is None:
             shape = self.meta[s][0]
             n = math.prod(shape)
-            start = self._alloc(n)
-            m = self.maps[s] = np.arange(start, start + n, dtype=np.int64).reshape(shape)
+            start = self.size
+            self.size += n
+            m = self.maps[s] = (start, shape)
             if s in self.consts:
                 self.chunks.append((start, np.asarray(self.consts[s], np.float64).reshape(-1)))
             else:
                 self.places.append((s, start, start + n))
         return m
 
+    def _zero(self):
+        """The arena position of a 0.0 (allocated on first need)."""
+        if self.zero is None:
+            self.zero = self.size
+            self.size += 1
+            self.chunks.append((self.zero, np.zeros(1)))
+        return self.zero
+
+    def _array(self, s):
+        m = self._place(s)
+        if type(m) is tuple:
+            start, shape = m
+            return np.arange(start, start + math.prod(shape), dtype=np.int64).reshape(shape)
+        return m
+
     def add(self, step):
         """Add `step` if it can be fused; False (nothing added) otherwise."""
         if step.kind != "op":
             return False
-        op, meta = step.op, self.meta
-        if not is_builtin(op):  # a user op (vj.defop "Mul") claims no built-in fact
+        kind = _kind(step.op)
+        if kind is None:
             return False
-        code = op.fusion_code
-        if code is None and not op.fusible_layout:
-            return False
-        for s in step.ins + step.outs:
-            shape, dtype = meta[s]
-            if dtype != _F64 or math.prod(shape) > MAX_SIZE:
+        small = self.small
+        for s in step.ins:
+            if not small[s]:
                 return False
-        if code is not None:
+        for s in step.outs:
+            if not small[s]:
+                return False
+        if kind >= 0:
             (out,) = step.outs
-            shape = meta[out][0]
+            shape = self.meta[out][0]
             n = math.prod(shape)
-            operands = []
+            operands, pieces = [], self.pieces
             for s in step.ins:
-                m = self._map(s)
+                m = self._place(s)
                 operands.append(self.n_idx)
-                self.idx.append(m.reshape(-1) if m.shape == shape else
-                                np.broadcast_to(m, shape).reshape(-1))
+                if type(m) is tuple and m[1] == shape:
+                    pieces.append((m[0], n, 1))
+                elif type(m) is tuple and math.prod(m[1]) == 1:
+                    pieces.append((m[0], n, 0))
+                elif type(m) is not tuple and m.size == 1:  # a layout's single value
+                    pieces.append((int(m.reshape(-1)[0]), n, 0))
+                else:
+                    m = self._array(s)
+                    pieces.append(m.reshape(-1) if m.shape == shape else
+                                  np.broadcast_to(m, shape).reshape(-1))
                 self.n_idx += n
-            start = self._alloc(n)
-            self.maps[out] = np.arange(start, start + n, dtype=np.int64).reshape(shape)
+            start = self.size
+            self.size += n
+            self.maps[out] = (start, shape)
             operands += [operands[-1]] * (4 - len(operands))
-            self.code += [code, n, start] + operands
+            self.code += [kind, n, start] + operands
         else:
+            shift = int(kind == _ZERO_FILL)  # then 0 marks a zero the forward wrote
             try:
-                maps = op.forward(*[self._map(s) for s in step.ins], **(step.attrs or {}))
+                maps = step.op.forward(*[self._array(s) + shift for s in step.ins],
+                                       **(step.attrs or {}))
             except Exception:  # noqa: BLE001  not a pure layout for these arguments
                 return False
             maps = (maps,) if len(step.outs) == 1 else tuple(maps)
             maps = [np.asarray(m) for m in maps]
-            if any(m.dtype != np.int64 or m.shape != meta[s][0]
+            if shift:
+                maps = [np.where(m == 0, self._zero(), m - 1) for m in maps]
+            if any(m.dtype != np.int64 or m.shape != self.meta[s][0]
                    for s, m in zip(step.outs, maps)):
                 return False
             self.maps.update(zip(step.outs, maps))
         self.steps.append(step)
         return True
+
+    def index(self):
+        """The instructions' reads as one int64 array: ranges start, start + step * k
+        (step 1: a value in order, 0: one value broadcast) and explicit index arrays."""
+        pieces = self.pieces
+        if not pieces:
+            return np.zeros(1, np.int64)
+        ranges = [p if type(p) is tuple else (0, p.size, 0) for p in pieces]
+        starts, sizes, steps = (np.array(column, np.int64) for column in zip(*ranges))
+        offsets = np.cumsum(sizes) - sizes
+        idx = (np.repeat(starts - steps * offsets, sizes)
+               + np.repeat(steps, sizes) * np.arange(self.n_idx, dtype=np.int64))
+        for p, offset in zip(pieces, offsets.tolist()):
+            if type(p) is not tuple:
+                idx[offset:offset + p.size] = p
+        return idx
 
 
 def fuse(steps, meta, consts, returned, generate):
@@ -242,9 +312,10 @@ def fuse(steps, meta, consts, returned, generate):
 
     def needed_after(k, s):
         return s in returned or last.get(s, -1) > k
+    small = [dtype == _F64 and math.prod(shape) <= MAX_SIZE for shape, dtype in meta]
     out, k = [], 0
     while k < len(steps):
-        builder = _Builder(meta, consts)
+        builder = _Builder(meta, consts, small)
         j = k
         while j < len(steps) and builder.add(steps[j]):
             j += 1
@@ -277,6 +348,11 @@ def _segment_step(builder, steps, last, needed_after, generate):
     takes = []
     for s in outs:
         m = builder.maps[s]
+        if type(m) is tuple:
+            start, shape = m
+            n = math.prod(shape)
+            takes.append((start, start + n, shape) if n else (0, 0, shape))
+            continue
         flat = m.reshape(-1)
         if flat.size and np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size)):
             takes.append((int(flat[0]), int(flat[0]) + flat.size, m.shape))
@@ -285,7 +361,7 @@ def _segment_step(builder, steps, last, needed_after, generate):
         else:
             takes.append(np.ascontiguousarray(m))
     code = np.asarray(builder.code, np.int64)
-    idx = np.concatenate(builder.idx) if builder.idx else np.zeros(1, np.int64)
+    idx = builder.index()
     segment = Segment(steps, ins, outs, generate, template, code, idx,
                       [(a, b) for _, a, b in builder.places], takes)
     step = type(steps[0])("op", _FusedOp(segment), ins, None, outs)

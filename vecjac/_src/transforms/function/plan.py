@@ -4,16 +4,23 @@ A plan is the list of steps the trace recorded, minus those whose results nothin
 (stateful steps, assignments and guards always stay), with every guard moved up to just
 after the step that computes its slot: a replay that is going to fail stops early.
 
-Before replay: large element-wise temporaries are written into a dead input's buffer
-(`_in_place`), runs of element-wise steps over one large shape become one compiled loop
-nest (vecjac/_src/transforms/function/chains.py), and runs of small element-wise and layout steps one compiled
-interpreter program (vecjac/_src/transforms/function/fusion.py); all three give the bits of the NumPy steps.
+The first replays run the steps one NumPy call each, by a step interpreter that costs
+next to nothing to build (the first call, the trace, pays for the plan only what it
+must). The optimized replay is built after that (`_optimize`: in the background worker,
+vecjac/_src/transforms/function/background.py, from the first replay on; or on the third
+replay in the caller's thread when the worker is switched off): large element-wise
+temporaries are written into a dead input's buffer (`_in_place`), runs of element-wise
+steps over one large shape become one compiled loop nest
+(vecjac/_src/transforms/function/chains.py), and runs of small element-wise and layout
+steps one compiled interpreter program (vecjac/_src/transforms/function/fusion.py), their
+numba kernels compiled or loaded before the switch; all of these give the bits of the
+NumPy steps, so when the switch happens changes no result.
 
-Replay runs the steps as one generated Python function: a line per step,
+The optimized replay runs the steps as one generated Python function: a line per step,
 `s7 = f3(s2, c5, axis=a3_0)`, with the forwards, constants and attributes bound as
 globals, so that a step costs a call of the op's forward and nothing else (no Tensor, no
-validation, no dispatch, no recording); very long plans run as a loop over the steps
-instead (compiling would cost more). Large intermediates are deleted after their last
+validation, no dispatch, no recording); very long plans run by the interpreter instead
+(compiling would cost more). Large intermediates are deleted after their last
 use, as eager execution frees them. A guard that does not hold returns a `Failed`
 marker; the Variables the plan assigns are restored first, so that the caller can run
 the function again from the start.
@@ -25,7 +32,10 @@ the ops exactly as an eager call would show them.
 import functools
 import itertools
 import keyword
+import logging
 import math
+import threading
+import time
 
 import numpy as np
 
@@ -33,8 +43,9 @@ from vecjac._src.core.context import value_read
 from vecjac._src.core.dispatch import apply
 from vecjac._src.core.registry import REGISTRY, is_builtin
 from vecjac._src.core.tensor import Tensor
+from vecjac._src.transforms.function import background
 from vecjac._src.transforms.function.chains import chain
-from vecjac._src.transforms.function.fusion import fuse
+from vecjac._src.transforms.function.fusion import Compiled, fuse, numba_module
 
 # Plans of more steps replay in a loop over the steps instead of generated code: compiling
 # costs about 50 us per step, once; the loop about 0.3 us per step and call.
@@ -42,6 +53,12 @@ COMPILE_STEPS = 4000
 # Intermediates at least this large are deleted after their last use (smaller ones live
 # until the replay returns: a `del` costs more than the memory it would save).
 FREE_BYTES = 1 << 16
+# Replays by the step interpreter before the optimized replay is built in the caller's
+# thread (background compilation off): a function called once or twice never pays for it
+WARMUP_REPLAYS = 2
+
+logger = logging.getLogger("vecjac")
+_lock = threading.Lock()
 
 _names = itertools.count()
 
@@ -66,13 +83,14 @@ class Plan:
         self.out_slots = tuple(out_slots)
         # outputs that shared an input's memory at trace time (an input returned, reshaped
         # or sliced): the caller copies them when that input is its own array
-        input_roots = {capture.roots[s] for s in self.inputs}
+        meta, roots, owned, contiguous = capture.facts()
+        input_roots = {roots[s] for s in self.inputs}
         self.aliased = tuple(k for k, s in enumerate(self.out_slots)
-                             if capture.roots[s] in input_roots)
+                             if roots[s] in input_roots)
         self.steps = _schedule(capture.steps, self.out_slots)
         used = {s for step in self.steps for s in step.ins} | set(self.out_slots)
         self.consts = {s: v for s, v in capture.consts.items() if s in used}
-        self.meta = capture.meta
+        self.meta = meta
         self.assigned = tuple({id(s.var): s.var for s in self.steps
                                if s.kind == "assign"}.values())
         self.n_ops = sum(s.kind == "op" for s in self.steps)
@@ -81,24 +99,20 @@ class Plan:
         # must not record them from a replay
         self.recordable = all(REGISTRY.get(s.op.name) is s.op
                               for s in self.steps if s.kind == "op")
-        returned = set(self.out_slots)
-
-        def generate(steps, ins, outs):
-            if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
-                return _interpreter(steps, ins, outs, self.consts)
-            return _generate(steps, ins, outs, self.consts, self.meta, name)
-        interpret = functools.partial(_interpreter, consts=self.consts)
-        self.fused_steps = fuse(chain(self.steps, self.meta, capture.contiguous, returned,
-                                      interpret),
-                                self.meta, self.consts, returned, interpret)
-        # In-place writes are decided on the order the replay runs: chain() hoists steps
-        # ahead of a chain, so a step that is the last reader of a buffer in the traced
-        # order may run before the chain that still reads it (issue 29: a hoisted
-        # `6 * exp(u)` wrote into exp(u) before the chain's `seed * exp(u)` read it).
-        _in_place(self.fused_steps, capture, returned)
-        self._replay = generate(self.fused_steps, self.inputs, self.out_slots)
+        # what the optimization needs of the capture (not its Tensors: their memory)
+        self._trace_facts = (contiguous, roots, owned)
+        # The first replays run the steps one NumPy call each, by the interpreter (about
+        # 1 us a step to build, where generated code costs 50); the optimized replay is
+        # built once the function has been called again (_optimize).
+        self.fused_steps = self.steps
+        self._replay = _interpreter(self.steps, self.inputs, self.out_slots, self.consts,
+                                    len(meta))
+        self.replays = 0
+        self._pending = True
 
     def run(self, arrays):
+        if self._pending:
+            self._warm_up()
         saved = [(v, v._value) for v in self.assigned] if self.assigned else None
         try:
             out = self._replay(*arrays)
@@ -109,6 +123,78 @@ class Plan:
         if saved and type(out) is Failed:
             _restore(saved)
         return out
+
+    def _warm_up(self):
+        """Count a replay; start the optimization on the first one (in the background
+        worker), or run it on the WARMUP_REPLAYS + 1st when the worker is off."""
+        with _lock:
+            if not self._pending:
+                return
+            self.replays += 1
+            if background.enabled():
+                self._pending = False
+                background.submit(self._optimize)
+                return
+            if self.replays <= WARMUP_REPLAYS:
+                return
+            self._pending = False
+        self._optimize()
+
+    def _optimize(self):
+        """Build the optimized replay and switch to it: runs of large element-wise steps
+        become compiled loop nests (chains.py), runs of small ones fused segments
+        (fusion.py), their kernels compiled or loaded from numba's cache now, large
+        temporaries written into dead buffers, the steps one generated function (plans
+        of up to COMPILE_STEPS steps). Every version gives the same bits."""
+        start = time.perf_counter()
+        contiguous, roots, owned = self._trace_facts
+        returned = set(self.out_slots)
+        steps, compiled = self.steps, []
+        try:
+            if numba_module() is not None:  # without numba, segments would run NumPy
+                interpret = functools.partial(_interpreter, consts=self.consts)
+                steps = fuse(chain(steps, self.meta, contiguous, returned, interpret),
+                             self.meta, self.consts, returned, interpret)
+                compiled = [s.op.forward for s in steps
+                            if s.kind == "op" and isinstance(s.op.forward, Compiled)]
+                ready = 0
+                for c in compiled:
+                    if background.stopping():  # the interpreter exits
+                        return
+                    ready += c.prepare()
+            # In-place writes are decided on the order the replay runs: chain() hoists
+            # steps ahead of a chain, so a step that is the last reader of a buffer in the
+            # traced order may run before the chain that still reads it (issue 29: a
+            # hoisted `6 * exp(u)` wrote into exp(u) before the chain's `seed * exp(u)`).
+            _in_place(steps, self.meta, roots, owned, returned)
+            if len(steps) > COMPILE_STEPS:  # compiling costs more than it would save
+                replay = _interpreter(steps, self.inputs, self.out_slots, self.consts,
+                                      len(self.meta))
+            else:
+                replay = _generate(steps, self.inputs, self.out_slots, self.consts,
+                                   self.meta, self.name)
+        except Exception:  # noqa: BLE001  the interpreter's replay stays: slower, right
+            logger.warning("vj.function(%s): optimizing the replay failed; it runs step "
+                           "by step", self.name, exc_info=True)
+            return
+        self.fused_steps = steps
+        self._replay = replay
+        self._trace_facts = None
+        if compiled:
+            logger.info("vj.function(%s): %d steps replay as %d, with %d of %d numba "
+                        "kernels ready, built in %.2f s%s", self.name, len(self.steps),
+                        len(steps), ready, len(compiled), time.perf_counter() - start,
+                        " (in the background)" if threading.current_thread()
+                        is not threading.main_thread() else "")
+
+    def describe(self):
+        """The optimized replay function's source (for debugging; optimizes now if the
+        function has not been called often enough yet)."""
+        if self._pending:
+            self._pending = False
+            self._optimize()
+        background.wait()
+        return getattr(self._replay, "__source__", "(a replay by the step interpreter)")
 
     def run_recorded(self, tensors):
         """The replay as apply() calls on Tensors (see the module docstring): Tensors
@@ -145,10 +231,6 @@ class Plan:
             raise
         return [get(s) for s in self.out_slots]
 
-    def describe(self):
-        """The generated replay function's source (for debugging)."""
-        return self._replay.__source__
-
 
 def _restore(saved):
     for var, value in saved:
@@ -162,8 +244,7 @@ def _schedule(steps, out_slots):
     kept = []
     for step in reversed(steps):
         kind = step.kind
-        if kind == "op" and not step.op.stateful and not any(o in needed
-                                                              for o in step.outs):
+        if kind == "op" and needed.isdisjoint(step.outs) and not step.op.stateful:
             continue
         if kind == "read" and step.outs[0] not in needed:
             continue
@@ -202,12 +283,11 @@ def _fresh(op):
     return is_builtin(op) and (op.fresh_output or op.inplace_ufunc is not None)
 
 
-def _in_place(steps, capture, returned):
+def _in_place(steps, meta, roots, owned, returned):
     """Mark the ufunc steps that can write into an input (step.into): a large input that
     a fresh-array op computed, that nothing reads afterwards, and whose memory no live
     view shares (trace-time roots: views share their base's). `steps` must be in the
     order the replay runs them (after chaining and fusion, which move and group steps)."""
-    meta, roots, owned = capture.meta, capture.roots, capture.owned
     last = {}
     for k, step in enumerate(steps):
         for s in step.ins:
@@ -247,28 +327,41 @@ def _as_array(x):
     return x if type(x) is np.ndarray else np.asarray(x)
 
 
-def _interpreter(steps, inputs, outputs, consts):
-    """The replay of `steps` as a loop (same contract as _generate's function)."""
+def _interpreter(steps, inputs, outputs, consts, size=None):
+    """The replay of `steps` as a loop (same contract as _generate's function). Its
+    values live in a list indexed by the slots these steps use, numbered anew: a fused
+    segment runs a few steps of a plan of 10^5 slots, and copying a list of the plan's
+    size on every call of every segment made replays quadratic in the plan's length.
+    A whole plan's steps (`size`: its number of slots) keep their numbers."""
+    local = {}
+
+    def number(slots):
+        if size is not None:
+            return slots
+        return tuple([local.setdefault(s, len(local)) for s in slots])
+    inputs = number(inputs)
     program = []
     for step in steps:
         kind = step.kind
+        ins, outs = number(step.ins), number(step.outs)
         if kind == "op":
             fn = step.op.forward
             if step.attrs:
                 fn = functools.partial(fn, **step.attrs)
             many = len(step.outs) > 1 or step.op.name == "Fused"
-            program.append((0, fn, step.ins, step.outs if many else step.outs[0]))
+            program.append((0, fn, ins, outs if many else outs[0]))
         elif kind == "guard":
-            program.append((1, step.test, step.ins[0], step))
+            program.append((1, step.test, ins[0], step))
         elif kind == "read":
-            program.append((2, step.var, None, step.outs[0]))
+            program.append((2, step.var, None, outs[0]))
         else:
-            program.append((3, getattr(step.var, step.method), step.ins[0], None))
-    size = 1 + max([max(s.ins + s.outs, default=0) for s in steps] + list(inputs)
-                   + list(outputs) + list(consts), default=0)
-    template = [None] * size
+            program.append((3, getattr(step.var, step.method), ins[0], None))
+    outputs = number(outputs)
+    template = [None] * (len(local) if size is None else size)
     for s, v in consts.items():
-        template[s] = v
+        k = local.get(s) if size is None else s
+        if k is not None:
+            template[k] = v
     ndarray, asarray = np.ndarray, np.asarray
 
     def replay(*arrays):
