@@ -41,6 +41,7 @@ CACHES = {
     "pure functions (lru_cache, identity rows)": "all their arguments (hashable values)",
     "holomorphic=True checks": "argument shapes and dtypes, other arguments and keywords "
                                "by value (vj.function's key)",
+    "vj.function chain kernels": "the chain's generated source (numba keys the types)",
 }
 
 
@@ -269,3 +270,34 @@ def test_holomorphic_check_is_keyed_by_every_argument():
         jac(z.astype(np.complex64), True, scale=2.0)  # another dtype
     with pytest.raises(ValueError, match="not holomorphic"):
         jac(np.ones(3, complex), True)  # another shape
+
+
+# -- vj.function's compiled chains ---------------------------------------------------------
+def test_chain_kernels_are_shared_by_source_and_only_by_source():
+    pytest.importorskip("numba")
+    from vecjac._src.transforms.function import chains
+    x = RNG.standard_normal(chains.MIN_SIZE * 2)
+
+    def run(f):
+        g = vj.function(f)
+        for _ in range(chains.WARMUP_CALLS + 3):  # past the step interpreter's calls
+            out = g(x).numpy()
+        return out
+    chains._kernels.clear()
+
+    def one(v):
+        return (v * 3.0 + 1.0) * v - 2.0
+    np.testing.assert_array_equal(run(one), (x * 3.0 + 1.0) * x - 2.0)
+    first = dict(chains._kernels)
+    assert len(first) == 1
+    # the same computation, another function object (a retrace): the same kernel
+    np.testing.assert_array_equal(run(lambda v: (v * 3.0 + 1.0) * v - 2.0), one(x))
+    assert dict(chains._kernels) == first
+    # a constant changed: constants are the kernel's inputs, not its source (same kernel)
+    np.testing.assert_array_equal(run(lambda v: (v * 3.0 + 1.5) * v - 2.0),
+                                  (x * 3.0 + 1.5) * x - 2.0)
+    assert dict(chains._kernels) == first
+    # another computation (an op changed): its own kernel, its own answer
+    np.testing.assert_array_equal(run(lambda v: (v * 3.0 - 1.0) * v - 2.0),
+                                  (x * 3.0 - 1.0) * x - 2.0)
+    assert len(chains._kernels) == 2

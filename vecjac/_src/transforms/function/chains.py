@@ -17,8 +17,10 @@ it gives the bits NumPy gives. It is compiled (numba) on the chain's
 WARMUP_CALLS + 1st call: until then, and whenever numba is missing or fails, the
 chain's NumPy steps run.
 """
+import collections
 import itertools
 import math
+import threading
 
 import numpy as np
 
@@ -30,6 +32,31 @@ MIN_SIZE = 16384     # elements: smaller runs are _fusion's (or not worth a kern
 WARMUP_CALLS = 2
 _F64 = np.dtype(np.float64)
 _names = itertools.count()
+# Compiled chain kernels of this process, by generated source (a kernel's behaviour is
+# its source; numba's dispatcher keys the argument types itself): a function traced
+# again, or the same computation in another vj.function (a solver's per-solve traces),
+# reuses the kernel instead of compiling it again (~0.2-0.5 s each). Least recently
+# used first out beyond KERNEL_CACHE_SIZE.
+KERNEL_CACHE_SIZE = 256
+_kernels = collections.OrderedDict()
+_kernels_lock = threading.Lock()
+
+
+def _kernel_for(numba, source):
+    """The njit dispatcher of a chain's source, compiled once per process (see above)."""
+    with _kernels_lock:
+        kernel = _kernels.get(source)
+        if kernel is not None:
+            _kernels.move_to_end(source)
+            return kernel
+    namespace = {}
+    exec(compile(source, f"<vj.function chain #{next(_names)}>", "exec"), namespace)
+    kernel = numba.njit(nogil=True, error_model="numpy")(namespace["chain"])
+    with _kernels_lock:
+        kernel = _kernels.setdefault(source, kernel)
+        while len(_kernels) > KERNEL_CACHE_SIZE:
+            _kernels.popitem(last=False)
+    return kernel
 
 
 class _ChainOp:
@@ -60,10 +87,7 @@ class Chain(Compiled):
             numba = numba_module()
             if numba is not None:
                 try:
-                    namespace = {}
-                    exec(compile(self.source, f"<vj.function chain #{next(_names)}>",
-                                 "exec"), namespace)
-                    kernel = numba.njit(nogil=True, error_model="numpy")(namespace["chain"])
+                    kernel = _kernel_for(numba, self.source)
                     f64 = numba.types.float64
                     kernel.compile(tuple(
                         [numba.types.Array(f64, ndim, "C" if c else "A")
