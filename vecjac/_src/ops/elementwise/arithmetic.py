@@ -9,6 +9,7 @@ import numpy as np
 from vecjac._src.core.arguments import apply_binary
 from vecjac._src.core.context import value_read
 from vecjac._src.core.dispatch import apply, to_input
+from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_shape
@@ -274,9 +275,17 @@ class Pow(Op):
 def _dpow_dx(x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0: x**0 is constant, even at x = 0 (where
     y x**(y-1) would be 0 * inf). The guarded base keeps the masked branch finite, so
-    that its own derivative (second order of x**1 at 0) is not 0 * inf either."""
+    that its own derivative (second order of x**1 at 0) is not 0 * inf either. A scalar
+    y != 0 (x ** 3.0) selects nothing: the same bits without the selections' 3 ops."""
+    if not NO_FAST_PATHS and not y.shape and y._pfor is None and _nonzero(y):
+        return y * pow(x, y - 1)
     zero_power = equal(y, 0)
     return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
+
+
+def _nonzero(y):
+    value_read(y, "internal", np.any)  # a value-dependent choice: vj.function guards it
+    return bool(np.any(y._value))
 
 
 def _dpow_dy(x, out):

@@ -58,6 +58,8 @@ def _kept_shape(shape, axis):
 
 def _expand_back(g, x, axis):
     """Cotangent of a reduction's output, broadcast back to x's shape."""
+    if axis is None:  # every axis reduced: g (shape () or all ones) broadcasts as it is
+        return broadcast_to(g, x.shape)
     kept = _kept_shape(x.shape, axis)
     if g.shape != kept:
         g = reshape(g, kept)

@@ -16,6 +16,7 @@ from vecjac._src.core import nest
 from vecjac._src.core.context import NumpyFallback, Transform, implicit, next_level, state
 from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.errors import reraise_value_left, value_left
+from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
@@ -274,7 +275,11 @@ class GradientTape(Transform, JacobianMixin):
 
     def _seed(self, target, seed):
         if seed is None:
-            seed = lib.ones_like(target)
+            # ones_like is not differentiable and reads only the shape: made directly
+            # unless a loop or a plan capture must see it (2 us of every small gradient)
+            seed = Tensor(np.ones(target.shape, target.dtype)) if (
+                not NO_FAST_PATHS and target._pfor is None and not state.observers) \
+                else lib.ones_like(target)
         else:
             seed = to_input(seed, (target,), "gradient", "output_gradients")
             if seed.dtype.kind not in "biufc" or (seed.dtype.kind == "c"
