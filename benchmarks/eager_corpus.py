@@ -351,7 +351,8 @@ def report(best, skipped, systems, overheads, rk4, source, rounds):
             f"{best[n][s] * 1e6:.0f}" if s in best[n] else "-" for s in cols)
             + f" | {best[n][main] / best[n]['autograd']:.2f} |")
     if overheads:
-        labels = list(next(iter(overheads.values())))
+        labels = list(overheads[systems[0]]) if systems[0] in overheads else \
+            list(next(iter(overheads.values())))
         lines += ["", "Per-op overhead (us per op, CPU time, best of 5 x 20000; 2-element "
                   "float64 Tensors; recorded: inside a GradientTape watching x):", "",
                   "| op | " + " | ".join(overheads) + " |", "|---|" + "---|" * len(overheads)]

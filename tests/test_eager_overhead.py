@@ -1,0 +1,121 @@
+"""The eager per-op shortcuts of issue 30 (benchmarks/eager_corpus.py): each gives the bits
+of the route it shortens, and the derivative a closed form gives.
+
+- x ** c for a scalar c != 0 differentiates without the selections that guard c == 0
+  (ops/elementwise/arithmetic.py: _dpow_dx), under the VECJAC_NO_FAST_PATHS switch;
+- the gradient's ones seed is made without an op (transforms/tape/tape.py: _seed), same switch;
+- broadcast shapes in Python (core/shapes.py: broadcast_shapes), against NumPy's rule;
+- BroadcastTo writes small outputs and views large ones (ops/array/shaping.py);
+- a small caller array a tape keeps is copied, not lent (core/dispatch.py: keep).
+"""
+import itertools
+
+import numpy as np
+import pytest
+
+import vecjac as vj
+from vecjac._src.core import dispatch
+from vecjac._src.core.shapes import broadcast_shapes
+from vecjac._src.ops.array import shaping
+from vecjac._src.ops.elementwise import arithmetic
+from vecjac._src.transforms.tape import tape as tape_module
+
+X = np.array([0.7, -1.3, 2.1])  # a negative base: integral powers only there
+POS = np.abs(X)
+
+
+def _generic(monkeypatch):
+    monkeypatch.setattr(arithmetic, "NO_FAST_PATHS", True)
+    monkeypatch.setattr(tape_module, "NO_FAST_PATHS", True)
+
+
+def assert_same_bits(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert a.tobytes() == b.tobytes(), (a, b)
+
+
+CASES = [  # (f, x, closed-form gradient, closed-form Hessian diagonal)
+    (lambda x: np.sum(x ** 3.0), X, 3 * X ** 2, 6 * X),
+    (lambda x: np.sum(x ** -1.5), POS, -1.5 * POS ** -2.5, 3.75 * POS ** -3.5),
+    (lambda x: np.sum((x ** 2.0 - np.arange(1, 4)) ** 2.0), X,
+     4 * X * (X ** 2 - np.arange(1, 4)), 12 * X ** 2 - 4 * np.arange(1, 4)),
+    (lambda x: vj.reduce_sum(vj.pow(x, 0.5)), POS, 0.5 * POS ** -0.5, -0.25 * POS ** -1.5),
+]
+
+
+@pytest.mark.parametrize("k", range(len(CASES)))
+def test_scalar_power_derivatives_match_the_generic_route_and_the_closed_form(k, monkeypatch):
+    f, x, grad, hess_diag = CASES[k]
+    fast = [vj.grad(f)(x), vj.hessian(f)(x), vj.jvp(f, (x,), (np.ones_like(x),))[1]]
+    _generic(monkeypatch)
+    generic = [vj.grad(f)(x), vj.hessian(f)(x), vj.jvp(f, (x,), (np.ones_like(x),))[1]]
+    for a, b in zip(fast, generic):
+        assert_same_bits(a, b)
+    np.testing.assert_allclose(fast[0], grad, rtol=1e-12)
+    np.testing.assert_allclose(np.diag(np.asarray(fast[1])), hess_diag, rtol=1e-12)
+    np.testing.assert_allclose(fast[2], grad.sum(), rtol=1e-12)
+
+
+def test_a_zero_or_an_array_power_keeps_the_guarded_rule():
+    # x ** 0 is constant, also at x = 0 (the unguarded y x**(y-1) would be 0 * inf = nan)
+    g0 = vj.grad(lambda x: np.sum(x ** 0.0))(np.array([0.0, 2.0]))
+    assert_same_bits(g0, np.zeros(2))
+    y = np.array([0.0, 2.0])
+    g = vj.grad(lambda x: np.sum(x ** y))(np.array([0.0, 3.0]))
+    np.testing.assert_array_equal(g, [0.0, 6.0])
+
+
+def test_the_ones_seed_gives_the_generic_gradient_also_through_pfor_and_vj_function(
+        monkeypatch):
+    def f(x):
+        return vj.reduce_sum(vj.sin(x) * x)
+    x = X
+    fast = [vj.grad(f)(x), vj.jacrev(vj.grad(f))(x), vj.function(vj.grad(f))(x)]
+    _generic(monkeypatch)
+    generic = [vj.grad(f)(x), vj.jacrev(vj.grad(f))(x), vj.function(vj.grad(f))(x)]
+    for a, b in zip(fast, generic):
+        assert_same_bits(a, b)
+    np.testing.assert_allclose(fast[0], np.cos(x) * x + np.sin(x), rtol=1e-14)
+
+
+def test_broadcast_shapes_follows_numpys_rule():
+    dims = [(), (0,), (1,), (3,), (1, 3), (2, 1), (2, 3), (4, 1, 1), (0, 3), (2, 0)]
+    for shapes in itertools.chain(itertools.product(dims, repeat=2),
+                                  itertools.product(dims[:6], repeat=3)):
+        try:
+            expected = np.broadcast_shapes(*shapes)
+        except ValueError:
+            expected = None
+        assert broadcast_shapes(*shapes) == expected, shapes
+
+
+@pytest.mark.parametrize("n", [3, shaping.SMALL_BROADCAST + 1])
+def test_broadcast_to_small_written_large_viewed(n):
+    x = np.arange(n, dtype=float)
+    t = vj.broadcast_to(vj.constant(x), (2, n))
+    np.testing.assert_array_equal(t.numpy(), np.broadcast_to(x, (2, n)))
+    viewed = t._value.strides[0] == 0
+    assert viewed == (2 * n > shaping.SMALL_BROADCAST)
+    with pytest.raises(ValueError, match="cannot broadcast shape"):
+        vj.broadcast_to(vj.constant(x), (2, n + 1))
+
+
+def test_a_small_caller_array_is_copied_not_lent_and_a_large_one_lent():
+    small = np.arange(1.0, 4.0)  # 24 bytes
+    large = np.arange(1.0, dispatch.SMALL_COPY_BYTES // 8 + 2)
+    flags = []
+
+    def f(x):
+        y = vj.reduce_sum(x * small)
+        flags.append(small.flags.writeable)
+        small[:] = 0.0  # allowed: the tape kept a copy, which this write cannot change
+        return y
+    np.testing.assert_array_equal(vj.grad(f)(np.ones(3)), [1.0, 2.0, 3.0])
+
+    def h(x):
+        y = vj.reduce_sum(x * large)
+        flags.append(large.flags.writeable)
+        return y
+    np.testing.assert_array_equal(vj.grad(h)(np.ones(large.size)), large)
+    assert flags == [True, False] and large.flags.writeable  # lent during the call only
