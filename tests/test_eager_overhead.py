@@ -119,3 +119,36 @@ def test_a_small_caller_array_is_copied_not_lent_and_a_large_one_lent():
         return y
     np.testing.assert_array_equal(vj.grad(h)(np.ones(large.size)), large)
     assert flags == [True, False] and large.flags.writeable  # lent during the call only
+
+
+def _ops_with_derivative():
+    from vecjac._src.core.registry import REGISTRY
+    return sorted(name for name, op in REGISTRY.items()
+                  if getattr(op, "derivative", None) is not None)
+
+
+@pytest.mark.parametrize("name", _ops_with_derivative())
+def test_the_direct_backward_of_an_op_with_a_derivative_gives_the_rules_bits(name,
+                                                                              monkeypatch):
+    # tape.py: _direct_gradient, taken when no transform is active during the pass
+    from vecjac._src.core.registry import REGISTRY
+    from vecjac._src.ops.elementwise.family import UnaryWithDerivative
+    op = REGISTRY[name]
+    assert type(op).gradient is UnaryWithDerivative.gradient  # g * dydx: what it computes
+    x = np.array([0.3, 0.55, 0.8]) if name not in ("Acosh",) else np.array([1.3, 2.0, 4.5])
+    w = np.array([0.7, -1.1, 2.3])
+
+    def f(x):
+        return vj.reduce_sum(op(x * 1.0) * w)
+    for dtype in (np.float64, np.float32):
+        xs = x.astype(dtype)
+        direct = vj.grad(f)(xs)
+        with monkeypatch.context() as m:
+            m.setattr(tape_module, "NO_FAST_PATHS", True)
+            generic = vj.grad(f)(xs)
+        assert_same_bits(direct, generic)
+        eps = 1e-6  # an independent check: central differences in float64
+        xd = x.astype(np.float64)
+        fd = [(float(f(xd + eps * e)) - float(f(xd - eps * e))) / (2 * eps)
+              for e in np.eye(3)]
+        np.testing.assert_allclose(direct, fd, rtol=1e-4 if dtype == np.float32 else 1e-7)

@@ -47,11 +47,19 @@ def apply(op, *inputs, **attrs):
                 break
     if owner is not None:
         return owner.process(op, tensors, attrs)
-    if st.tapes and _borrows(tensors) and _recorded(op, tensors):
+    tapes = st.tapes  # (one list, changed in place: read once)
+    if tapes and _borrows(tensors) and _recorded(op, tensors):
         # a tape will keep the caller's array: lent inside a transformed call, else its
         # copy (made now, so that the forward reads it from cache)
         tensors = keep(tensors)
-    out = op.forward(*[t._value for t in tensors], **attrs)
+    n = len(tensors)  # one or two inputs called directly: a third of small ops' dispatch
+    if n == 1:
+        out = op.forward(tensors[0]._value, **attrs) if attrs else \
+            op.forward(tensors[0]._value)
+    elif n == 2 and not attrs:
+        out = op.forward(tensors[0]._value, tensors[1]._value)
+    else:
+        out = op.forward(*[t._value for t in tensors], **attrs)
     if op.n_outputs == 1:  # the common case, without building a tuple
         if type(out) is not np.ndarray:
             out = np.asarray(out)
@@ -61,7 +69,7 @@ def apply(op, *inputs, **attrs):
                 break
         else:
             result = Tensor(out)
-        if st.tapes or st.observers:
+        if tapes or st.observers:
             _after_forward(op, tensors, (result,), attrs)
         return result
     outputs = tuple([own_output(np.asarray(o), tensors) for o in out])

@@ -33,10 +33,12 @@ def unbroadcast(g, shape):
     """Sum `g` down to `shape`: the adjoint of broadcasting `shape` to g.shape."""
     if type(g) is not Tensor:
         g = to_input(g, fn="unbroadcast", arg="g")
+    if g.shape == shape:  # (a Tensor's shape: valid) the commonest, every same-shape rule
+        return g
     if type(shape) is not tuple or not all(type(d) is int and d >= 0 for d in shape):
         shape = as_shape(shape, "unbroadcast")
-    if g.shape == shape:
-        return g
+        if g.shape == shape:
+            return g
     lead = len(g.shape) - len(shape)
     if lead < 0 or any(s != 1 and s != n for s, n in zip(shape, g.shape[lead:])):
         raise ValueError(f"unbroadcast: g of shape {g.shape} is not a broadcast of shape "
@@ -283,9 +285,13 @@ def _dpow_dx(x, y):
     return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
 
 
+def _is_nonzero(v):
+    return bool(v != 0)  # (np.any's wrapper costs 2 us on one element)
+
+
 def _nonzero(y):
-    value_read(y, "internal", np.any)  # a value-dependent choice: vj.function guards it
-    return bool(np.any(y._value))
+    value_read(y, "internal", _is_nonzero)  # a value-dependent choice: vj.function guards it
+    return _is_nonzero(y._value)
 
 
 def _dpow_dy(x, out):
@@ -496,7 +502,7 @@ def negative(x, name=None):
     x = x if type(x) is Tensor else to_input(x, (), "negative", "x")
     if x.dtype.kind == "b":
         raise TypeError("negative: x must be numeric, got dtype bool (use vj.logical_not)")
-    return Neg(x)
+    return apply(Neg, x)
 
 
 __all__ = ["add", "subtract", "multiply", "divide", "truediv", "realdiv", "maximum", "minimum",

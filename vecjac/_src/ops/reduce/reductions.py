@@ -46,7 +46,8 @@ def _sum(x, axis, keepdims):
             shape = x.shape
             return out.reshape(_kept_shape(shape, axis) if keepdims else
                                shape[:axis[0]] + shape[axis[-1] + 1:])
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=_int_dtype(x))
+    # np.sum's own reduction, without its Python wrapper (1 us of a small function's sum)
+    return np.add.reduce(x, axis=axis, dtype=_int_dtype(x), keepdims=keepdims)
 
 
 def _kept_shape(shape, axis):
