@@ -152,3 +152,20 @@ def test_the_direct_backward_of_an_op_with_a_derivative_gives_the_rules_bits(nam
         fd = [(float(f(xd + eps * e)) - float(f(xd - eps * e))) / (2 * eps)
               for e in np.eye(3)]
         np.testing.assert_allclose(direct, fd, rtol=1e-4 if dtype == np.float32 else 1e-7)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int64])
+def test_operators_with_python_scalars_match_the_public_functions(dtype):
+    # composites/operators.py: _direct, _reflected, _power take a float or int straight
+    # to the op; the public functions are the reference (dtype kept: a weak scalar)
+    x = vj.constant(np.array([0.5, 1.5, 2.5]).astype(dtype))
+    cases = [(lambda t, c: t + c, vj.add), (lambda t, c: t - c, vj.subtract),
+             (lambda t, c: t * c, vj.multiply), (lambda t, c: t / c, vj.divide)]
+    for c in (3, 2.5, -1.25):
+        for op, public in cases:
+            assert_same_bits(op(x, c), public(x, c))
+            assert_same_bits(op(c, x), public(c, x))  # reflected: c <op> x
+        if dtype != np.int64:
+            assert_same_bits(x ** c, vj.pow(x, c))
+    assert_same_bits(x ** 2, vj.square(x))  # x ** 2 stays a square
+    np.testing.assert_allclose(np.asarray(1.5 - x), 1.5 - np.asarray(x))
