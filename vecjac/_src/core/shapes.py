@@ -31,7 +31,11 @@ def normalize_axes(axis, rank, fn, arg="axis"):
     """None (all axes) or a sorted tuple of distinct non-negative axes."""
     if axis is None:
         return None
-    if isinstance(axis, (list, tuple, np.ndarray)) or (
+    if type(axis) is int and -rank <= axis < rank:  # the commonest, without NumPy
+        return (axis % rank,)
+    if type(axis) is tuple and all(type(a) is int and -rank <= a < rank for a in axis):
+        axes = [a % rank for a in axis]
+    elif isinstance(axis, (list, tuple, np.ndarray)) or (
             hasattr(axis, "shape") and getattr(axis, "ndim", 0) == 1):
         axes = [normalize_axis(a, rank, fn, arg) for a in np.asarray(axis).reshape(-1).tolist()]
     else:

@@ -233,7 +233,8 @@ class Prod(Op):
         last = len(lead)
         others = (lib.cumprod(rows, last, exclusive=True) *  # cumulative.py imports this
                   lib.cumprod(rows, last, exclusive=True, reverse=True))
-        others = transpose(reshape(others, moved.shape), tuple(np.argsort(perm).tolist()))
+        inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))  # (no NumPy call)
+        others = transpose(reshape(others, moved.shape), inverse)
         return _expand_back(g, x, axis) * conj_if_complex(others)
 
 

@@ -277,7 +277,8 @@ class GradientTape(Transform, JacobianMixin):
         if seed is None:
             # ones_like is not differentiable and reads only the shape: made directly
             # unless a loop or a plan capture must see it (2 us of every small gradient)
-            seed = Tensor(np.ones(target.shape, target.dtype)) if (
+            seed = Tensor(np.array(1, target.dtype) if not target.shape else
+                          np.ones(target.shape, target.dtype)) if (
                 not NO_FAST_PATHS and target._pfor is None and not state.observers) \
                 else lib.ones_like(target)
         else:
