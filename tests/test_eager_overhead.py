@@ -169,3 +169,25 @@ def test_operators_with_python_scalars_match_the_public_functions(dtype):
             assert_same_bits(x ** c, vj.pow(x, c))
     assert_same_bits(x ** 2, vj.square(x))  # x ** 2 stays a square
     np.testing.assert_allclose(np.asarray(1.5 - x), 1.5 - np.asarray(x))
+
+
+BINARY_CASES = [  # functions whose backward passes run Mul, Sub and Pow's array_gradient
+    lambda x: vj.reduce_sum(x * x[::-1] - 2.5 * x),
+    lambda x: vj.reduce_sum((x - x[::-1]) * (1.0 - x)),
+    lambda x: vj.reduce_sum(x ** 3.0 * x ** -0.5 - x ** 1.5),
+    lambda x: vj.reduce_sum(x[None, :] * np.ones((2, 1)) - x),  # broadcast: the rule
+]
+
+
+@pytest.mark.parametrize("k", range(len(BINARY_CASES)))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_array_gradients_give_the_rules_bits_and_the_finite_differences(k, dtype,
+                                                                        monkeypatch):
+    f, x = BINARY_CASES[k], np.array([0.4, 1.3, 2.2]).astype(dtype)
+    direct = vj.grad(f)(x)
+    monkeypatch.setattr(tape_module, "NO_FAST_PATHS", True)
+    monkeypatch.setattr(arithmetic, "NO_FAST_PATHS", True)
+    assert_same_bits(direct, vj.grad(f)(x))
+    xd, eps = x.astype(np.float64), 1e-6
+    fd = [(float(f(xd + eps * e)) - float(f(xd - eps * e))) / (2 * eps) for e in np.eye(3)]
+    np.testing.assert_allclose(direct, fd, rtol=1e-4 if dtype == np.float32 else 1e-7)

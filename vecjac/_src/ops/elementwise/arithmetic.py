@@ -12,42 +12,19 @@ from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
-from vecjac._src.core.shapes import as_shape
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
-from vecjac._src.ops.array.shaping import reshape
 from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, less_equal,
                                                not_equal, where)
 from vecjac._src.ops.elementwise.unary import floor, log, square
-from vecjac._src.ops.reduce.reductions import reduce_sum
+from vecjac._src.ops.elementwise.unbroadcast import broadcast_needed, unbroadcast
 from vecjac._src.transforms.forward.rules import linear
 from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.function import fusion
 from vecjac._src.transforms.sparsity import patterns
-
-
-def unbroadcast(g, shape):
-    """Sum `g` down to `shape`: the adjoint of broadcasting `shape` to g.shape."""
-    if type(g) is not Tensor:
-        g = to_input(g, fn="unbroadcast", arg="g")
-    if g.shape == shape:  # (a Tensor's shape: valid) the commonest, every same-shape rule
-        return g
-    if type(shape) is not tuple or not all(type(d) is int and d >= 0 for d in shape):
-        shape = as_shape(shape, "unbroadcast")
-        if g.shape == shape:
-            return g
-    lead = len(g.shape) - len(shape)
-    if lead < 0 or any(s != 1 and s != n for s, n in zip(shape, g.shape[lead:])):
-        raise ValueError(f"unbroadcast: g of shape {g.shape} is not a broadcast of shape "
-                         f"{shape}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
-    if axes:
-        g = reduce_sum(g, axis=axes)
-    return reshape(g, shape) if g.shape != shape else g
 
 
 def _plus(a, b):
@@ -131,6 +108,10 @@ class Sub(Op):
         return (unbroadcast(g, x.shape) if e.needs[0] else None,
                 unbroadcast(negative(g), y.shape) if e.needs[1] else None)
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+        return NotImplemented if broadcast_needed(e, g) else (
+            g if e.needs[0] else None, Neg.forward(g) if e.needs[1] else None)
+
     def jvp(self, e, tx, ty):
         return _minus(tx, ty)
 
@@ -163,6 +144,12 @@ class Mul(Op):
         gx = unbroadcast(g * conj_if_complex(y), x.shape) if e.needs[0] else None
         gy = unbroadcast(g * conj_if_complex(x), y.shape) if e.needs[1] else None
         return gx, gy
+
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+        x, y = e.inputs
+        return NotImplemented if broadcast_needed(e, g) else (
+            self.forward(g, y._value) if e.needs[0] else None,
+            self.forward(g, x._value) if e.needs[1] else None)
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # the product rule: one fused op when both factors vary
@@ -266,6 +253,17 @@ class Pow(Op):
         if e.needs[1]:
             gy = unbroadcast(g * conj_if_complex(_dpow_dy(x, e.outputs[0])), y.shape)
         return gx, gy
+
+    def array_gradient(self, e, g):
+        """The rule on arrays (op_block.md) for a scalar power y != 0 (_dpow_dx's fast
+        path: g * (y * x ** (y - 1)), each step as its op computes it)."""
+        x, y = e.inputs
+        if e.needs[1] or y.shape or x.shape != g.shape or not _is_nonzero(y._value):
+            return NotImplemented
+        v = y._value
+        less_one = np.asarray(Sub.forward(v, np.asarray(1, v.dtype)))
+        power = np.asarray(self.forward(x._value, less_one))
+        return Mul.forward(g, np.asarray(Mul.forward(v, power))), None
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs

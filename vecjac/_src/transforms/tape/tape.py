@@ -367,7 +367,8 @@ class GradientTape(Transform, JacobianMixin):
                     in_grads, in_masks = zeros.gradient(op, e, gs, mask)
                 else:  # (any other op drops the mask)
                     in_grads = op.gradient(e, *gs)
-            elif op.derivative is not None and not state.stack and not NO_FAST_PATHS:
+            elif (op.derivative is not None or op.array_gradient is not None) and \
+                    not state.stack and not NO_FAST_PATHS:
                 in_grads = _direct_gradient(op, e, gs[0])
             else:
                 in_grads = op.gradient(e, *gs)
@@ -408,20 +409,27 @@ _NO_MASKS = itertools.repeat(None)  # the inputs' masks when a rule gave none
 
 
 def _direct_gradient(op, e, g):
-    """The rule of an element-wise op with a `derivative` (g times dy/dx, written once
-    as `dydx`: ops/elementwise/family.py), computed in NumPy when no transform is active:
-    nobody can see the rule's ops then, and `derivative` runs the rule's own operations
-    on ndarrays, so the bits are the rule's (tests/test_op_blocks.py). Half the cost of
-    the rule's two dispatched ops on small arrays. Complex values and loop values take
-    the rule."""
-    x, y = e.inputs[0], e.outputs[0]
-    if type(x) is not Tensor or type(y) is not Tensor or type(g) is not Tensor or \
-            x.dtype.kind != "f" or g.dtype.kind != "f":
+    """The gradient rule of an element-wise op on ndarrays, when no transform is active:
+    nobody can see the rule's ops then. An op with a `derivative` (g times dy/dx, written
+    once as `dydx`: ops/elementwise/family.py) runs the rule's own operations on arrays;
+    an op with `array_gradient` (Mul, Sub, Pow) gives them itself, or NotImplemented.
+    The same bits as the rule (tests/test_op_blocks.py, tests/test_eager_overhead.py) at
+    a third of the cost of dispatching its ops on small arrays. Complex values, loop
+    values and lent caller arrays take the rule."""
+    if type(g) is not Tensor or g.dtype.kind != "f":
         return op.gradient(e, g)
-    d = op.derivative(x._value, y._value)
-    out = lib.Mul.forward(g._value, d if type(d) is np.ndarray else np.asarray(d))
-    return Tensor(out if type(out) is np.ndarray else np.asarray(out))
-
-
-def _zeros_like(t):
-    return lib.zeros_like(t)
+    for t in e.inputs:
+        if type(t) is not Tensor or t.dtype.kind != "f":
+            return op.gradient(e, g)
+    if op.derivative is not None:
+        x, y = e.inputs[0], e.outputs[0]
+        if type(y) is not Tensor:
+            return op.gradient(e, g)
+        d = op.derivative(x._value, y._value)
+        grads = (lib.Mul.forward(g._value, d if type(d) is np.ndarray else np.asarray(d)),)
+    else:
+        grads = op.array_gradient(e, g._value)
+        if grads is NotImplemented:
+            return op.gradient(e, g)
+    return tuple([None if a is None else Tensor(a if type(a) is np.ndarray else np.asarray(a))
+                  for a in grads])
