@@ -433,3 +433,7 @@ def _direct_gradient(op, e, g):
             return op.gradient(e, g)
     return tuple([None if a is None else Tensor(a if type(a) is np.ndarray else np.asarray(a))
                   for a in grads])
+
+
+def _zeros_like(t):
+    return lib.zeros_like(t)
