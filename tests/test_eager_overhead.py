@@ -171,11 +171,13 @@ def test_operators_with_python_scalars_match_the_public_functions(dtype):
     np.testing.assert_allclose(np.asarray(1.5 - x), 1.5 - np.asarray(x))
 
 
-BINARY_CASES = [  # functions whose backward passes run Mul, Sub and Pow's array_gradient
+BINARY_CASES = [  # backward passes through Mul, Sub, Pow, RealDiv, rounding's array_gradient
     lambda x: vj.reduce_sum(x * x[::-1] - 2.5 * x),
     lambda x: vj.reduce_sum((x - x[::-1]) * (1.0 - x)),
     lambda x: vj.reduce_sum(x ** 3.0 * x ** -0.5 - x ** 1.5),
     lambda x: vj.reduce_sum(x[None, :] * np.ones((2, 1)) - x),  # broadcast: the rule
+    lambda x: vj.reduce_sum(x / x[::-1] + 1.5 / x - x / 3.0),
+    lambda x: vj.reduce_sum(np.floor(x) * x + np.sign(x) * np.round(x) + np.ceil(x)),
 ]
 
 

@@ -69,8 +69,12 @@ def apply(op, *inputs, **attrs):
                 break
         else:
             result = Tensor(out)
-        if tapes or st.observers:
+        if st.observers:
             _after_forward(op, tensors, (result,), attrs)
+        elif tapes:  # (apply() lent or copied borrowed inputs a tape will keep)
+            outputs = (result,)
+            for tape in tapes:
+                tape.after_forward(op, tensors, outputs, attrs)
         return result
     outputs = tuple([own_output(np.asarray(o), tensors) for o in out])
     if st.tapes or st.observers:

@@ -226,6 +226,14 @@ class RealDiv(Op):
             else None
         return gx, gy
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+        y, out = e.inputs[1]._value, e.outputs[0]
+        if broadcast_needed(e, g) or type(out) is not Tensor:
+            return NotImplemented
+        minus_ratio = np.asarray(np.negative(np.asarray(self.forward(out._value, y))))
+        return (self.forward(g, y) if e.needs[0] else None,
+                Mul.forward(g, minus_ratio) if e.needs[1] else None)
+
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # d(x/y) = (dx - (x/y) dy) / y
         num = _minus(tx, None if ty is None else apply(Mul, ty, e.outputs[0]))
@@ -254,9 +262,7 @@ class Pow(Op):
             gy = unbroadcast(g * conj_if_complex(_dpow_dy(x, e.outputs[0])), y.shape)
         return gx, gy
 
-    def array_gradient(self, e, g):
-        """The rule on arrays (op_block.md) for a scalar power y != 0 (_dpow_dx's fast
-        path: g * (y * x ** (y - 1)), each step as its op computes it)."""
+    def array_gradient(self, e, g):  # _dpow_dx's y != 0 path on arrays (op_block.md)
         x, y = e.inputs
         if e.needs[1] or y.shape or x.shape != g.shape or not _is_nonzero(y._value):
             return NotImplemented
@@ -283,8 +289,8 @@ def _dpow_dx(x, y):
     return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
 
 
-def _is_nonzero(v):
-    return bool(v != 0)  # (np.any's wrapper costs 2 us on one element)
+def _is_nonzero(v):  # (np.any's wrapper costs 2 us on one element)
+    return bool(v != 0)
 
 
 def _nonzero(y):

@@ -412,7 +412,8 @@ def _direct_gradient(op, e, g):
     """The gradient rule of an element-wise op on ndarrays, when no transform is active:
     nobody can see the rule's ops then. An op with a `derivative` (g times dy/dx, written
     once as `dydx`: ops/elementwise/family.py) runs the rule's own operations on arrays;
-    an op with `array_gradient` (Mul, Sub, Pow) gives them itself, or NotImplemented.
+    an op with `array_gradient` (Mul, Sub, RealDiv, Pow, rounding) gives them itself, or
+    NotImplemented.
     The same bits as the rule (tests/test_op_blocks.py, tests/test_eager_overhead.py) at
     a third of the cost of dispatching its ops on small arrays. Complex values, loop
     values and lent caller arrays take the rule."""
