@@ -414,7 +414,7 @@ def _direct_gradient(op, e, g):
     once as `dydx`: ops/elementwise/family.py) runs the rule's own operations on arrays;
     an op with `array_gradient` (Mul, Sub, RealDiv, Pow, rounding) gives them itself, or
     NotImplemented.
-    The same bits as the rule (tests/test_op_blocks.py, tests/test_eager_overhead.py) at
+    The same bits as the rule (tests/test_op_blocks.py, tests/test_fast_paths.py) at
     a third of the cost of dispatching its ops on small arrays. Complex values, loop
     values and lent caller arrays take the rule."""
     if type(g) is not Tensor or g.dtype.kind != "f":
