@@ -176,7 +176,8 @@ KNOWN_CYCLES = [
      "ops.array.indexing", "ops.array.onehot", "ops.array.shaping",
      "ops.elementwise.arithmetic", "ops.elementwise.complex_parts",  # conj in rules
      "ops.elementwise.family", "ops.elementwise.logic",
-     "ops.elementwise.unary", "ops.linalg.products", "ops.reduce.cumulative",
+     "ops.elementwise.unary", "ops.elementwise.unbroadcast",  # broadcast_to's gradient
+     "ops.linalg.products", "ops.reduce.cumulative",
      "ops.reduce.reductions", "transforms.forward.rules", "transforms.pfor.banded",
      "transforms.pfor.converters", "transforms.pfor.structured"},
     {"ops.linalg.adjugate", "ops.linalg.decomposition", "ops.linalg.diag_band",

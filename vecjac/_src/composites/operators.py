@@ -19,15 +19,41 @@ from vecjac._src.ops.linalg import products as _lin
 
 def _direct(op, public):
     """x <op> y: two plain Tensors of one shape (or a scalar) go straight to the op, the
-    commonest case of simulation code (a forward-mode ODE runs thousands); anything else
-    takes the public function, with its conversions and checks."""
+    commonest case of simulation code (a forward-mode ODE runs thousands), and so does a
+    floating Tensor with a Python float or int (2.0 * x), converted as the public
+    function would (a weak scalar: the Tensor's dtype); anything else takes the public
+    function, with its conversions and checks."""
     def binary(x, y):
-        if type(x) is Tensor and type(y) is Tensor and (
-                x.shape == y.shape or not x.shape or not y.shape):
-            return apply(op, x, y)
+        if type(x) is Tensor:
+            if type(y) is Tensor:
+                if x.shape == y.shape or not x.shape or not y.shape:
+                    return apply(op, x, y)
+            elif (type(y) is float or type(y) is int) and x.dtype.kind in "fc":
+                return apply(op, x, Tensor(np.asarray(y, dtype=x.dtype)))
         return public(x, y)
     binary.__name__ = binary.__qualname__ = public.__name__
     return binary
+
+
+def _reflected(op, public):
+    """y <op> x for a Python float or int y and a floating Tensor x (1.0 - x), as
+    `_direct`; anything else takes the public function with the operands swapped."""
+    def binary(x, y):
+        if type(x) is Tensor and (type(y) is float or type(y) is int) and \
+                x.dtype.kind in "fc":
+            return apply(op, Tensor(np.asarray(y, dtype=x.dtype)), x)
+        return public(y, x)
+    binary.__name__ = binary.__qualname__ = f"reflected_{public.__name__}"
+    return binary
+
+
+def _power(x, y):
+    """x ** y; a floating Tensor to a Python float or int power other than 2 (which
+    _m.pow makes a square) goes straight to the op, as `_direct`."""
+    if type(x) is Tensor and (type(y) is float or (type(y) is int and y != 2)) and \
+            x.dtype.kind in "fc":
+        return apply(_m.Pow, x, Tensor(np.asarray(y, dtype=x.dtype)))
+    return _m.pow(x, y)
 
 
 def _matmul(x, y):
@@ -59,15 +85,15 @@ def _item(x, key):
 
 
 _OPERATORS = {  # x <op> y calls the op function directly; reflected ones swap
-    "__add__": _direct(_m.Add, _m.add), "__radd__": lambda x, y: _m.add(y, x),
-    "__sub__": _direct(_m.Sub, _m.subtract), "__rsub__": lambda x, y: _m.subtract(y, x),
-    "__mul__": _direct(_m.Mul, _m.multiply), "__rmul__": lambda x, y: _m.multiply(y, x),
+    "__add__": _direct(_m.Add, _m.add), "__radd__": _reflected(_m.Add, _m.add),
+    "__sub__": _direct(_m.Sub, _m.subtract), "__rsub__": _reflected(_m.Sub, _m.subtract),
+    "__mul__": _direct(_m.Mul, _m.multiply), "__rmul__": _reflected(_m.Mul, _m.multiply),
     "__truediv__": _direct(_m.RealDiv, _m.divide),
-    "__rtruediv__": lambda x, y: _m.divide(y, x),
+    "__rtruediv__": _reflected(_m.RealDiv, _m.divide),
     "__floordiv__": lambda x, y: _m.floordiv(x, y),
     "__rfloordiv__": lambda x, y: _m.floordiv(y, x),
     "__mod__": lambda x, y: _m.floormod(x, y), "__rmod__": lambda x, y: _m.floormod(y, x),
-    "__pow__": lambda x, y: _m.pow(x, y), "__rpow__": lambda x, y: _m.pow(y, x),
+    "__pow__": _power, "__rpow__": lambda x, y: _m.pow(y, x),
     "__matmul__": _matmul,
     "__rmatmul__": _rmatmul,
     "__neg__": lambda x: _m.negative(x), "__pos__": lambda x: x,

@@ -131,7 +131,8 @@ class Loan:
                     t.__class__ = Tensor  # it owns its memory now
         finally:  # (a copy failing for memory must not leave the arrays read-only)
             self.tensors = []
-            tampered = _release(list(self.arrays.values()))
+            # (most calls lend nothing: no lock then)
+            tampered = _release(list(self.arrays.values())) if self.arrays else ()
             self.arrays = {}
         if tampered and raise_tampered:
             shapes = ", ".join(f"shape {a.shape} dtype {a.dtype}" for a in tampered)

@@ -52,6 +52,8 @@ class Op:
     preserves_zeros = False  # gradient and jvp map an exact zero to one (add, neg)
     # -- fast paths: NumPy-level facts the transforms use when nothing else sees the op
     derivative = None       # element-wise: (x, y) arrays -> dy/dx (forward mode)
+    array_gradient = None   # (e, g array) -> the gradient rule's cotangents as arrays, or
+    #                         NotImplemented (the tape's backward when no transform is active)
     value_and_derivative = None  # x -> (y, dy/dx) in one pass (sin, cos)
     stacked_attrs = None    # layout ops: attrs for all pfor iterations stacked on axis 0
     stacked_forward = None  # (cx, *Tensors, **attrs) -> all iterations' output, or None

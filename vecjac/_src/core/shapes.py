@@ -31,7 +31,11 @@ def normalize_axes(axis, rank, fn, arg="axis"):
     """None (all axes) or a sorted tuple of distinct non-negative axes."""
     if axis is None:
         return None
-    if isinstance(axis, (list, tuple, np.ndarray)) or (
+    if type(axis) is int and -rank <= axis < rank:  # the commonest, without NumPy
+        return (axis % rank,)
+    if type(axis) is tuple and all(type(a) is int and -rank <= a < rank for a in axis):
+        axes = [a % rank for a in axis]
+    elif isinstance(axis, (list, tuple, np.ndarray)) or (
             hasattr(axis, "shape") and getattr(axis, "ndim", 0) == 1):
         axes = [normalize_axis(a, rank, fn, arg) for a in np.asarray(axis).reshape(-1).tolist()]
     else:
@@ -58,13 +62,47 @@ def sum_as_product(shape, axis):
     return math.prod(shape[:first]), n, inner
 
 
+def broadcast_shapes(*shapes):
+    """NumPy's broadcast of `shapes` (tuples of ints), or None when they do not broadcast.
+    Plain Python: np.broadcast_shapes builds an array per shape and costs 2-3 us, which
+    every broadcasting op and gradient paid (0.3 us here for two short shapes)."""
+    if len(shapes) == 2:  # the common case: one zip, no index arithmetic
+        a, b = shapes
+        if len(a) < len(b):
+            a, b = b, a
+        lead = len(a) - len(b)
+        out = [int(d) for d in a[:lead]]
+        for x, y in zip(a[lead:], b):
+            if x == y or y == 1:
+                out.append(int(x))
+            elif x == 1:
+                out.append(int(y))
+            else:
+                return None
+        return tuple(out)
+    ndim = max(map(len, shapes), default=0)
+    out = []
+    for k in range(-ndim, 0):
+        size = 1
+        for s in shapes:
+            if len(s) >= -k:
+                d = s[k]
+                if d != 1:
+                    if size == 1:
+                        size = d
+                    elif d != size:
+                        return None
+        out.append(int(size))
+    return tuple(out)
+
+
 def broadcast_shape(fn, *shapes, names=None):
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
+    out = broadcast_shapes(*shapes)
+    if out is None:
         names = names or [f"input {k}" for k in range(len(shapes))]
         described = ", ".join(f"{n} shape {tuple(s)}" for n, s in zip(names, shapes))
-        raise ValueError(f"{fn}: shapes are not broadcastable: {described}") from None
+        raise ValueError(f"{fn}: shapes are not broadcastable: {described}")
+    return out
 
 
 def as_shape(shape, fn, arg="shape", allow_unknown=False):

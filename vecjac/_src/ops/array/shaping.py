@@ -12,7 +12,8 @@ import numpy as np
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
-from vecjac._src.core.shapes import as_bool, as_int, as_shape, normalize_axes, normalize_axis
+from vecjac._src.core.shapes import (as_bool, as_int, as_shape, broadcast_shapes, normalize_axes,
+                                     normalize_axis)
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.transforms.forward.rules import linear
 from vecjac._src.transforms.pfor import banded
@@ -202,6 +203,7 @@ def squeeze(input, axis=None, name=None):
 
 
 # -- broadcast_to ------------------------------------------------------------------------
+SMALL_BROADCAST = 256  # outputs up to this many elements are written, larger ones are views
 @register
 class BroadcastTo(Op):
     complex_rules = True
@@ -213,6 +215,13 @@ class BroadcastTo(Op):
                Sample("broadcast_to", Arg.float(1, 3), (2, 3)))
 
     def forward(self, x, shape):
+        if math.prod(shape) <= SMALL_BROADCAST:
+            # a copy: np.broadcast_to's view costs 2-3 us (an nditer and a Python
+            # wrapper), writing a few dozen elements 0.3 us; every reduction's gradient
+            # broadcasts its cotangent back, so small functions paid it per sum
+            out = np.empty(shape, x.dtype)
+            out[...] = x
+            return out
         return np.broadcast_to(x, shape)
 
     def gradient(self, e, g):
@@ -231,11 +240,8 @@ def broadcast_to(input, shape, name=None):
     dims = as_shape(shape, "broadcast_to")
     if x.shape == dims:
         return x
-    try:
-        if np.broadcast_shapes(x.shape, dims) != dims:
-            raise ValueError
-    except ValueError:
-        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {dims}") from None
+    if broadcast_shapes(x.shape, dims) != dims:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {x.shape} to {dims}")
     return apply(BroadcastTo, x, shape=dims)
 
 

@@ -9,42 +9,22 @@ import numpy as np
 from vecjac._src.core.arguments import apply_binary
 from vecjac._src.core.context import value_read
 from vecjac._src.core.dispatch import apply, to_input
+from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
-from vecjac._src.core.shapes import as_shape
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
-from vecjac._src.ops.array.shaping import reshape
 from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, less_equal,
                                                not_equal, where)
 from vecjac._src.ops.elementwise.unary import floor, log, square
-from vecjac._src.ops.reduce.reductions import reduce_sum
+from vecjac._src.ops.elementwise.unbroadcast import broadcast_needed, unbroadcast
 from vecjac._src.transforms.forward.rules import linear
 from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.function import fusion
 from vecjac._src.transforms.sparsity import patterns
-
-
-def unbroadcast(g, shape):
-    """Sum `g` down to `shape`: the adjoint of broadcasting `shape` to g.shape."""
-    if type(g) is not Tensor:
-        g = to_input(g, fn="unbroadcast", arg="g")
-    if type(shape) is not tuple or not all(type(d) is int and d >= 0 for d in shape):
-        shape = as_shape(shape, "unbroadcast")
-    if g.shape == shape:
-        return g
-    lead = len(g.shape) - len(shape)
-    if lead < 0 or any(s != 1 and s != n for s, n in zip(shape, g.shape[lead:])):
-        raise ValueError(f"unbroadcast: g of shape {g.shape} is not a broadcast of shape "
-                         f"{shape}")
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
-    if axes:
-        g = reduce_sum(g, axis=axes)
-    return reshape(g, shape) if g.shape != shape else g
 
 
 def _plus(a, b):
@@ -128,6 +108,10 @@ class Sub(Op):
         return (unbroadcast(g, x.shape) if e.needs[0] else None,
                 unbroadcast(negative(g), y.shape) if e.needs[1] else None)
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+        return NotImplemented if broadcast_needed(e, g) else (
+            g if e.needs[0] else None, Neg.forward(g) if e.needs[1] else None)
+
     def jvp(self, e, tx, ty):
         return _minus(tx, ty)
 
@@ -160,6 +144,12 @@ class Mul(Op):
         gx = unbroadcast(g * conj_if_complex(y), x.shape) if e.needs[0] else None
         gy = unbroadcast(g * conj_if_complex(x), y.shape) if e.needs[1] else None
         return gx, gy
+
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+        x, y = e.inputs
+        return NotImplemented if broadcast_needed(e, g) else (
+            self.forward(g, y._value) if e.needs[0] else None,
+            self.forward(g, x._value) if e.needs[1] else None)
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # the product rule: one fused op when both factors vary
@@ -236,6 +226,14 @@ class RealDiv(Op):
             else None
         return gx, gy
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+        y, out = e.inputs[1]._value, e.outputs[0]
+        if broadcast_needed(e, g) or type(out) is not Tensor:
+            return NotImplemented
+        minus_ratio = np.asarray(np.negative(np.asarray(self.forward(out._value, y))))
+        return (self.forward(g, y) if e.needs[0] else None,
+                Mul.forward(g, minus_ratio) if e.needs[1] else None)
+
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # d(x/y) = (dx - (x/y) dy) / y
         num = _minus(tx, None if ty is None else apply(Mul, ty, e.outputs[0]))
@@ -264,6 +262,15 @@ class Pow(Op):
             gy = unbroadcast(g * conj_if_complex(_dpow_dy(x, e.outputs[0])), y.shape)
         return gx, gy
 
+    def array_gradient(self, e, g):  # _dpow_dx's y != 0 path on arrays (op_block.md)
+        x, y = e.inputs
+        if e.needs[1] or y.shape or x.shape != g.shape or not _is_nonzero(y._value):
+            return NotImplemented
+        v = y._value
+        less_one = np.asarray(Sub.forward(v, np.asarray(1, v.dtype)))
+        power = np.asarray(self.forward(x._value, less_one))
+        return Mul.forward(g, np.asarray(Mul.forward(v, power))), None
+
     def jvp(self, e, tx, ty):
         x, y = e.inputs
         dx = None if tx is None else tx * _dpow_dx(x, y)
@@ -274,9 +281,21 @@ class Pow(Op):
 def _dpow_dx(x, y):
     """d/dx x**y = y x**(y-1), and 0 where y == 0: x**0 is constant, even at x = 0 (where
     y x**(y-1) would be 0 * inf). The guarded base keeps the masked branch finite, so
-    that its own derivative (second order of x**1 at 0) is not 0 * inf either."""
+    that its own derivative (second order of x**1 at 0) is not 0 * inf either. A scalar
+    y != 0 (x ** 3.0) selects nothing: the same bits without the selections' 3 ops."""
+    if not NO_FAST_PATHS and not y.shape and y._pfor is None and _nonzero(y):
+        return y * pow(x, y - 1)
     zero_power = equal(y, 0)
     return where(zero_power, 0, y * pow(where(zero_power, 1, x), y - 1))
+
+
+def _is_nonzero(v):  # (np.any's wrapper costs 2 us on one element)
+    return bool(v != 0)
+
+
+def _nonzero(y):
+    value_read(y, "internal", _is_nonzero)  # a value-dependent choice: vj.function guards it
+    return _is_nonzero(y._value)
 
 
 def _dpow_dy(x, out):
@@ -487,7 +506,7 @@ def negative(x, name=None):
     x = x if type(x) is Tensor else to_input(x, (), "negative", "x")
     if x.dtype.kind == "b":
         raise TypeError("negative: x must be numeric, got dtype bool (use vj.logical_not)")
-    return Neg(x)
+    return apply(Neg, x)
 
 
 __all__ = ["add", "subtract", "multiply", "divide", "truediv", "realdiv", "maximum", "minimum",

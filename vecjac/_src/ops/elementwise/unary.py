@@ -147,6 +147,9 @@ class Sign(Unary):
     def gradient(self, e, g):
         return zeros_like(e.inputs[0])
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md): ZerosLike's forward
+        return (np.zeros(e.inputs[0].shape, e.inputs[0].dtype),)
+
 
 @register
 class Sin(UnaryWithDerivative):
@@ -337,6 +340,9 @@ class _Rounding(Unary):
 
     def gradient(self, e, g):
         return zeros_like(e.inputs[0])
+
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md): ZerosLike's forward
+        return (np.zeros(e.inputs[0].shape, e.inputs[0].dtype),)
 
 
 @register

@@ -29,6 +29,7 @@ __all__ = ["cumsum", "cumprod", "cumulative_logsumexp"]
 
 # -- scans -------------------------------------------------------------------------------
 def _scan_np(accumulate, x, axis, exclusive, reverse, identity):
+    # (`accumulate`: the ndarray method, np.cumsum's own work without its Python wrapper)
     if reverse:
         x = np.flip(x, axis)
     out = accumulate(x, axis=axis, dtype=_int_dtype(x))
@@ -56,7 +57,7 @@ class Cumsum(Op):
     converter = axis_shift("axis")
 
     def forward(self, x, axis, exclusive, reverse):
-        return _scan_np(np.cumsum, x, axis, exclusive, reverse, 0)
+        return _scan_np(np.ndarray.cumsum, x, axis, exclusive, reverse, 0)
 
     def gradient(self, e, g):
         a = e.attrs  # the adjoint of a scan is the scan in the other direction
@@ -74,7 +75,7 @@ class Cumprod(Op):
     converter = axis_shift("axis")
 
     def forward(self, x, axis, exclusive, reverse):
-        return _scan_np(np.cumprod, x, axis, exclusive, reverse, 1)
+        return _scan_np(np.ndarray.cumprod, x, axis, exclusive, reverse, 1)
 
     def gradient(self, e, g):
         x, y = e.inputs[0], e.outputs[0]

@@ -16,6 +16,7 @@ from vecjac._src.core import nest
 from vecjac._src.core.context import NumpyFallback, Transform, implicit, next_level, state
 from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.errors import reraise_value_left, value_left
+from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
@@ -274,7 +275,12 @@ class GradientTape(Transform, JacobianMixin):
 
     def _seed(self, target, seed):
         if seed is None:
-            seed = lib.ones_like(target)
+            # ones_like is not differentiable and reads only the shape: made directly
+            # unless a loop or a plan capture must see it (2 us of every small gradient)
+            seed = Tensor(np.array(1, target.dtype) if not target.shape else
+                          np.ones(target.shape, target.dtype)) if (
+                not NO_FAST_PATHS and target._pfor is None and not state.observers) \
+                else lib.ones_like(target)
         else:
             seed = to_input(seed, (target,), "gradient", "output_gradients")
             if seed.dtype.kind not in "biufc" or (seed.dtype.kind == "c"
@@ -361,6 +367,9 @@ class GradientTape(Transform, JacobianMixin):
                     in_grads, in_masks = zeros.gradient(op, e, gs, mask)
                 else:  # (any other op drops the mask)
                     in_grads = op.gradient(e, *gs)
+            elif (op.derivative is not None or op.array_gradient is not None) and \
+                    not state.stack and not NO_FAST_PATHS:
+                in_grads = _direct_gradient(op, e, gs[0])
             else:
                 in_grads = op.gradient(e, *gs)
             del gs
@@ -397,6 +406,34 @@ class GradientTape(Transform, JacobianMixin):
 
 
 _NO_MASKS = itertools.repeat(None)  # the inputs' masks when a rule gave none
+
+
+def _direct_gradient(op, e, g):
+    """The gradient rule of an element-wise op on ndarrays, when no transform is active:
+    nobody can see the rule's ops then. An op with a `derivative` (g times dy/dx, written
+    once as `dydx`: ops/elementwise/family.py) runs the rule's own operations on arrays;
+    an op with `array_gradient` (Mul, Sub, RealDiv, Pow, rounding) gives them itself, or
+    NotImplemented.
+    The same bits as the rule (tests/test_op_blocks.py, tests/test_fast_paths.py) at
+    a third of the cost of dispatching its ops on small arrays. Complex values, loop
+    values and lent caller arrays take the rule."""
+    if type(g) is not Tensor or g.dtype.kind != "f":
+        return op.gradient(e, g)
+    for t in e.inputs:
+        if type(t) is not Tensor or t.dtype.kind != "f":
+            return op.gradient(e, g)
+    if op.derivative is not None:
+        x, y = e.inputs[0], e.outputs[0]
+        if type(y) is not Tensor:
+            return op.gradient(e, g)
+        d = op.derivative(x._value, y._value)
+        grads = (lib.Mul.forward(g._value, d if type(d) is np.ndarray else np.asarray(d)),)
+    else:
+        grads = op.array_gradient(e, g._value)
+        if grads is NotImplemented:
+            return op.gradient(e, g)
+    return tuple([None if a is None else Tensor(a if type(a) is np.ndarray else np.asarray(a))
+                  for a in grads])
 
 
 def _zeros_like(t):
