@@ -33,9 +33,10 @@ from vecjac._src.transforms.tape.tape import GradientTape  # noqa: E402
 from vecjac._src.transforms.tape.jacobians import InteractingExamplesWarning  # noqa: E402
 from vecjac._src.transforms.tape.gradients import (RegisterGradient, custom_gradient,  # noqa: E402
                                                    recompute_grad, stop_gradient)
-from vecjac._src.ops.elementwise.arithmetic import (add, subtract, multiply, divide, truediv,  # noqa
-                                                    negative, pow, maximum, minimum,
+from vecjac._src.ops.elementwise.arithmetic import (add, subtract, multiply, divide,  # noqa
+                                                    truediv, negative, pow,
                                                     squared_difference, floordiv, floormod)
+from vecjac._src.ops.elementwise.extrema import maximum, minimum  # noqa: E402
 from vecjac._src.ops.elementwise.logic import (equal, not_equal, less, less_equal, greater,  # noqa: E402
                                                greater_equal, logical_and, logical_or, logical_xor,
                                                logical_not, cast, where)

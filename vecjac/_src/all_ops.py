@@ -3,8 +3,8 @@ and every composite (vecjac/_src/composites/). Loading fills the registry and `l
 (vecjac/_src/core/registry.py) and gives Tensor its operators (composites/operators.py) and
 NumPy's ndarray methods (composites/tensor_methods.py). The order is the order the modules
 were loaded in before the layout by layers, kept so that `lib` fills the same way."""
-from vecjac._src.ops.elementwise import (complex_parts, arithmetic, logic, unary,  # noqa: F401
-                                         special,
+from vecjac._src.ops.elementwise import (complex_parts, arithmetic, extrema, logic,  # noqa: F401
+                                         unary, special,
                                          scipy_special, bessel, debugging)
 from vecjac._src.ops.reduce import reductions, cumulative, sort, segment  # noqa: F401
 from vecjac._src.ops.linalg import (products, einsum, matrix, decomposition,  # noqa: F401

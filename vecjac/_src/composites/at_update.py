@@ -42,6 +42,7 @@ from vecjac._src.ops.array.indexing import GatherGrad, gather, getitem
 from vecjac._src.ops.array.scatter_update import ScatterUpdate
 from vecjac._src.ops.array.shaping import broadcast_to, reshape
 from vecjac._src.ops.elementwise import arithmetic as _m
+from vecjac._src.ops.elementwise import extrema as _extrema
 from vecjac._src.ops.elementwise.logic import cast
 from vecjac._src.ops.reduce import segment as _s
 
@@ -134,12 +135,12 @@ class IndexedUpdate:
     def min(self, values):
         """x with x[idx] replaced by minimum(x[idx], values) (a repeated index: the
         minimum over all of its values, np.minimum.at), as a new Tensor."""
-        return _combine(self, "min", values, _s.unsorted_segment_min, _m.minimum)
+        return _combine(self, "min", values, _s.unsorted_segment_min, _extrema.minimum)
 
     def max(self, values):
         """x with x[idx] replaced by maximum(x[idx], values) (a repeated index: the
         maximum over all of its values, np.maximum.at), as a new Tensor."""
-        return _combine(self, "max", values, _s.unsorted_segment_max, _m.maximum)
+        return _combine(self, "max", values, _s.unsorted_segment_max, _extrema.maximum)
 
 
 def _tensor(x, method):

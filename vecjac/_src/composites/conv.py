@@ -31,7 +31,8 @@ from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.layout import pad
 from vecjac._src.ops.array.shaping import concat, reshape, transpose
-from vecjac._src.ops.elementwise.arithmetic import add, divide, maximum
+from vecjac._src.ops.elementwise.arithmetic import add, divide
+from vecjac._src.ops.elementwise.extrema import maximum
 from vecjac._src.ops.linalg.products import matmul
 
 __all__ = ["convolution", "conv1d", "conv2d", "conv3d", "max_pool", "max_pool1d",

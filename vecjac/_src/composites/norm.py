@@ -21,7 +21,7 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.variables import Variable
 from vecjac._src.ops.array.creation import ones_like
 from vecjac._src.ops.array.shaping import reshape, transpose
-from vecjac._src.ops.elementwise.arithmetic import maximum, minimum
+from vecjac._src.ops.elementwise.extrema import maximum, minimum
 from vecjac._src.ops.elementwise.arithmetic import pow as tensor_pow
 from vecjac._src.ops.elementwise.logic import greater, where
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs

@@ -28,7 +28,7 @@ from vecjac._src.core.shapes import as_int
 from vecjac._src.ops.array.creation import ones_like
 from vecjac._src.ops.array.indexing import GatherGrad, GatherV2
 from vecjac._src.ops.array.shaping import reshape
-from vecjac._src.ops.elementwise.arithmetic import maximum
+from vecjac._src.ops.elementwise.extrema import maximum
 from vecjac._src.ops.elementwise.unary import sqrt
 
 __all__ = ["sparse_segment_sum", "sparse_segment_mean", "sparse_segment_sqrt_n"]

@@ -20,6 +20,7 @@ from vecjac._src.numpy.tables import _dtype, _functions, _is_vj, _Unsupported
 from vecjac._src.ops.array import creation as _c
 from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
+from vecjac._src.ops.elementwise import extrema as _extrema
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.elementwise import unary as _u
 from vecjac._src.ops.reduce import cumulative
@@ -237,9 +238,9 @@ def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=np._NoValue,
         a, lo, hi = _common([a, lo, hi], None)
         return _n.clip_by_value(a, lo, hi)
     if lo is not None:
-        return _m.maximum(a, lo)
+        return _extrema.maximum(a, lo)
     if hi is not None:
-        return _m.minimum(a, hi)
+        return _extrema.minimum(a, hi)
     return _a.identity(a)
 
 

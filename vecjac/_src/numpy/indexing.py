@@ -19,6 +19,7 @@ from vecjac._src.ops.array import indexing as _i
 from vecjac._src.ops.array import layout as _l
 from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
+from vecjac._src.ops.elementwise import extrema as _extrema
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.reduce import sort as _so
 
@@ -49,7 +50,7 @@ def _take(a, indices, axis=None, out=None, mode="raise"):
     if mode == "wrap":
         idx = _m.floormod(idx, max(n, 1))
     elif mode == "clip":
-        idx = _m.minimum(_m.maximum(idx, 0), max(n - 1, 0))
+        idx = _extrema.minimum(_extrema.maximum(idx, 0), max(n - 1, 0))
     elif mode != "raise":
         raise ValueError(f"np.take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     _check_bounds(idx, n, "np.take", axis)

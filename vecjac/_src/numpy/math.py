@@ -23,6 +23,7 @@ from vecjac._src.ops.array import creation as _c
 from vecjac._src.ops.array import indexing as _i
 from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
+from vecjac._src.ops.elementwise import extrema as _extrema
 from vecjac._src.ops.elementwise import bessel as _bessel
 from vecjac._src.ops.elementwise import complex_parts as _cx
 from vecjac._src.ops.elementwise import logic as _lo
@@ -236,7 +237,7 @@ def _interp(x, xp, fp, left=None, right=None, period=None):
         y = _lo.where(_lo.greater(x, xp[0]), right, _a.broadcast_to(first, x.shape))
     else:
         j = _m.subtract(apply(_so.SearchSorted, xp, x, side="right"), 1)
-        j = _m.minimum(_m.maximum(j, 0), n - 2)
+        j = _extrema.minimum(_extrema.maximum(j, 0), n - 2)
         x0, x1 = _i.gather(xp, j), _i.gather(xp, _m.add(j, 1))
         y0, y1 = _i.gather(fp, j), _i.gather(fp, _m.add(j, 1))
         width = _m.subtract(x1, x0)

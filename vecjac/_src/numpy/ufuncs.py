@@ -12,6 +12,7 @@ from vecjac._src.numpy.tables import _dtype, _ufuncs, _Unsupported
 from vecjac._src.ops.array import creation as _c
 from vecjac._src.ops.array import shaping as _a
 from vecjac._src.ops.elementwise import arithmetic as _m
+from vecjac._src.ops.elementwise import extrema as _extrema
 from vecjac._src.ops.elementwise import complex_parts as _cx
 from vecjac._src.ops.elementwise import logic as _lo
 from vecjac._src.ops.elementwise import unary as _u
@@ -27,7 +28,7 @@ def _simple(np_name, vj_fn, target=None):
 for _np_name_, _fn in [
         ("add", _m.add), ("subtract", _m.subtract), ("multiply", _m.multiply),
         ("divide", _m.divide), ("floor_divide", _m.floordiv), ("remainder", _m.floormod),
-        ("power", _m.pow), ("maximum", _m.maximum), ("minimum", _m.minimum),
+        ("power", _m.pow), ("maximum", _extrema.maximum), ("minimum", _extrema.minimum),
         ("equal", _lo.equal), ("not_equal", _lo.not_equal), ("less", _lo.less),
         ("less_equal", _lo.less_equal), ("greater", _lo.greater),
         ("greater_equal", _lo.greater_equal), ("logical_and", _lo.logical_and),
@@ -135,8 +136,8 @@ def _nan_ignoring(pick):
     return fn
 
 
-_ufuncs("vj.maximum, NaN ignored (vj.where)", "fmax")(_nan_ignoring(_m.maximum))
-_ufuncs("vj.minimum, NaN ignored (vj.where)", "fmin")(_nan_ignoring(_m.minimum))
+_ufuncs("vj.maximum, NaN ignored (vj.where)", "fmax")(_nan_ignoring(_extrema.maximum))
+_ufuncs("vj.minimum, NaN ignored (vj.where)", "fmin")(_nan_ignoring(_extrema.minimum))
 
 
 @_ufuncs("vj.atan of y/x or x/y + quadrant (vj.where)", "arctan2")

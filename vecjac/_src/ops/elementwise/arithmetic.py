@@ -1,8 +1,8 @@
 """Element-wise binary arithmetic.
 
 Binary ops broadcast as NumPy does; their gradients un-broadcast (sum over the axes an
-input was broadcast along). Comparisons, logic, cast and where are in logic_ops.py; the
-rest of vj.math (unary functions, reductions, matmul family) in sibling modules.
+input was broadcast along). Comparisons, logic, cast and where are in logic.py, maximum and minimum in
+extrema.py; the rest of vj.math (unary functions, reductions, matmul family) in sibling modules.
 """
 import numpy as np
 
@@ -16,8 +16,7 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
-from vecjac._src.ops.elementwise.logic import (equal, greater, greater_equal, less_equal,
-                                               not_equal, where)
+from vecjac._src.ops.elementwise.logic import equal, greater, not_equal, where
 from vecjac._src.ops.elementwise.unary import floor, log, square
 from vecjac._src.ops.elementwise.unbroadcast import broadcast_needed, unbroadcast
 from vecjac._src.transforms.forward.rules import linear
@@ -306,56 +305,6 @@ def _dpow_dy(x, out):
 
 
 @register
-class Maximum(Op):
-    pattern = patterns.broadcasting
-    selects = (0, 1)  # structural zeros (transforms/tape/zeros.py)
-    samples = (Sample("maximum", Arg.float(2, "n"), Arg.float("n")),
-               Sample("maximum", Arg.float(2, 1, 3), Arg.float("m", 1)),
-               Sample("maximum", Arg.float(), Arg.float(3)))
-    converter = broadcasting
-
-    def forward(self, x, y):
-        return np.maximum(x, y)
-
-    def gradient(self, e, g):
-        x, y = e.inputs
-        pick_x = greater_equal(x, y)  # ties go to x, as in TF
-        return (unbroadcast(where(pick_x, g, 0), x.shape),
-                unbroadcast(where(pick_x, 0, g), y.shape))
-
-    def jvp(self, e, tx, ty):
-        return _pick(greater_equal(*e.inputs), tx, ty, e)
-
-    def selected(self, e, k):
-        return greater_equal(*e.inputs), k == 0  # as the gradient: x where pick_x, y where not
-
-
-@register
-class Minimum(Op):
-    pattern = patterns.broadcasting
-    selects = (0, 1)  # structural zeros (transforms/tape/zeros.py)
-    samples = (Sample("minimum", Arg.float(2, "n"), Arg.float("n")),
-               Sample("minimum", Arg.float(2, 1, 3), Arg.float("m", 1)),
-               Sample("minimum", Arg.float(), Arg.float(3)))
-    converter = broadcasting
-
-    def forward(self, x, y):
-        return np.minimum(x, y)
-
-    def gradient(self, e, g):
-        x, y = e.inputs
-        pick_x = less_equal(x, y)
-        return (unbroadcast(where(pick_x, g, 0), x.shape),
-                unbroadcast(where(pick_x, 0, g), y.shape))
-
-    def jvp(self, e, tx, ty):
-        return _pick(less_equal(*e.inputs), tx, ty, e)
-
-    def selected(self, e, k):
-        return less_equal(*e.inputs), k == 0  # as the gradient: x where pick_x, y where not
-
-
-@register
 class SquaredDifference(Op):
     fusion_code = fusion.SQUARED_DIFFERENCE
     scalar_expression = "({0} - {1}) * ({0} - {1})"
@@ -476,14 +425,6 @@ def pow(x, y, name=None):
     return apply_binary(Pow, x, y, "pow")
 
 
-def maximum(x, y, name=None):
-    return apply_binary(Maximum, x, y, "maximum")
-
-
-def minimum(x, y, name=None):
-    return apply_binary(Minimum, x, y, "minimum")
-
-
 def squared_difference(x, y, name=None):
     return apply_binary(SquaredDifference, x, y, "squared_difference")
 
@@ -509,8 +450,7 @@ def negative(x, name=None):
     return apply(Neg, x)
 
 
-__all__ = ["add", "subtract", "multiply", "divide", "truediv", "realdiv", "maximum", "minimum",
-           "squared_difference", "floordiv", "floor_div", "floormod", "mod", "negative"]
+__all__ = ["add", "subtract", "multiply", "divide", "truediv", "realdiv", "squared_difference", "floordiv", "floor_div", "floormod", "mod", "negative"]
 # pow is exported explicitly (vecjac/__init__.py, math.py): in __all__ it would shadow a builtin
 
 lib.publish(globals(), __all__ + ['pow', 'unbroadcast'])

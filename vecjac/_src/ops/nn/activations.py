@@ -17,7 +17,8 @@ from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import broadcast_shape, normalize_axes, normalize_axis
 from vecjac._src.ops.array.creation import ones_like
 from vecjac._src.ops.array.shaping import reshape
-from vecjac._src.ops.elementwise.arithmetic import minimum, squared_difference
+from vecjac._src.ops.elementwise.arithmetic import squared_difference
+from vecjac._src.ops.elementwise.extrema import minimum
 from vecjac._src.ops.elementwise.family import ARRAYS, UnaryWithDerivative
 from vecjac._src.ops.elementwise.logic import cast, greater, less, logical_and, where
 from vecjac._src.ops.elementwise.special import erf

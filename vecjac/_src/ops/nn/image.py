@@ -21,7 +21,8 @@ from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.ops.array.shaping import reshape, stack, unstack
-from vecjac._src.ops.elementwise.arithmetic import floormod, maximum, minimum
+from vecjac._src.ops.elementwise.arithmetic import floormod
+from vecjac._src.ops.elementwise.extrema import maximum, minimum
 from vecjac._src.ops.elementwise.logic import cast, where
 from vecjac._src.ops.elementwise.unary import abs as _abs
 from vecjac._src.transforms.sparsity import patterns

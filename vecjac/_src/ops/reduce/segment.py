@@ -22,7 +22,7 @@ from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.creation import fill, ones, ones_like, zeros_like
 from vecjac._src.ops.array.indexing import GatherGrad, GatherV2, gather
 from vecjac._src.ops.array.shaping import concat, expand_dims, reshape, transpose
-from vecjac._src.ops.elementwise.arithmetic import maximum
+from vecjac._src.ops.elementwise.extrema import maximum
 from vecjac._src.ops.elementwise.logic import cast, equal, greater, greater_equal, less, where
 from vecjac._src.ops.elementwise.unary import sqrt
 from vecjac._src.ops.reduce.reductions import reduce_prod
