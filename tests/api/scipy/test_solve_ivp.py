@@ -169,3 +169,30 @@ def test_bad_input_raises():
         tape.watch(k)
         with pytest.raises(ValueError, match="pass it through args"):
             solve_ivp(lambda t, y: -k * y, (0, 1), [1.0])
+
+
+def test_dense_output_of_a_differentiated_solve_refuses_instead_of_a_zero_derivative():
+    # sol(t) is SciPy's interpolant: NumPy values with no derivative. Under a transform
+    # they would count as constants (a gradient of 0 for exp(-k t)), so calling it raises
+    def decay(t, y, k):
+        return -k * y
+
+    def through_sol(k):
+        res = vj.scipy.integrate.solve_ivp(decay, (0.0, 1.0), np.array([1.0]), args=(k,),
+                                           dense_output=True, rtol=1e-10, atol=1e-12)
+        return res.sol(0.5)[0] + 0.0 * k
+    for transform in (vj.grad, vj.jacfwd, vj.jacrev):
+        with pytest.raises(ValueError, match="sol .dense_output=True. is SciPy's interpolant"):
+            transform(through_sol)(np.array(2.0))
+    # not differentiated: SciPy's interpolant as is (closed form exp(-k t))
+    res = vj.scipy.integrate.solve_ivp(decay, (0.0, 1.0), np.array([1.0]), args=(2.0,),
+                                       dense_output=True, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.sol(0.5), [np.exp(-1.0)], rtol=1e-8)
+    # values only, explicitly, inside a transform
+    with vj.GradientTape() as tape:
+        k = vj.constant(2.0)
+        tape.watch(k)
+        res = vj.scipy.integrate.solve_ivp(decay, (0.0, 1.0), np.array([1.0]), args=(k,),
+                                           dense_output=True, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(res.sol.scipy(0.5), [np.exp(-1.0)], rtol=1e-8)
+    assert res.sol.t_min == 0.0  # the rest of SciPy's OdeSolution is there

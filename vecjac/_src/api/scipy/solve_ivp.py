@@ -267,7 +267,8 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
     Tensors and are differentiable, other leaves (ints, strings) are passed as given.
     Parameters must come in through args (a closure over a value a tape or accumulator
     follows raises). `sol` (dense_output=True) is SciPy's interpolant, not
-    differentiable. events and vectorized are not supported. Options (rtol, atol,
+    differentiable: when a transform differentiates the solve, calling it raises
+    (pass the times as t_eval; `sol.scipy(t)` gives the values alone). events and vectorized are not supported. Options (rtol, atol,
     first_step, max_step, ...) are SciPy's; rtol and atol set the derivatives' accuracy
     too.
 
@@ -400,13 +401,44 @@ def solve_ivp(fun, t_span, y0, method="RK45", t_eval=None, dense_output=False, e
               tuple(np.asarray(a._value).tobytes() for a in args))] = first
     if dense_output:
         options = options + (("dense_output", True),)
+    entries = [tape.entry_count for tape in state.tapes]
     ys = apply(SolveIvp, y0, t, *args, fun=fun, method=method, options=options,
                t_end=t_end, memo=memo, adjoint=adjoint, checkpoints=checkpoints,
                control_tangents=sensitivity_error_control, jit=jit)
     result = memo["result"]
+    if result.sol is not None and _followed(ys, entries):
+        result.sol = UndifferentiableSolution(result.sol)
     result.y = transpose(ys[1:], (1, 0))
     result.t = np.asarray(times._value) if t_eval is None else times
     return result
+
+
+def _followed(ys, entries):
+    """Whether a transform follows the op's output (a tape recorded it, an accumulator
+    or a loop carries it)."""
+    if ys._pfor is not None or any(tape.entry_count > n for tape, n in
+                                   zip(state.tapes, entries)):
+        return True
+    return any(tr.follows((ys,)) for tr in state.followers)
+
+
+class UndifferentiableSolution:
+    """result.sol of a solve that a transform differentiates: SciPy's interpolant gives
+    NumPy values with no derivative, which would silently count as constants (a
+    gradient of 0 through sol(t)). Calling it raises; `.scipy` is SciPy's OdeSolution,
+    for values only."""
+
+    def __init__(self, scipy_solution):
+        self.scipy = scipy_solution
+
+    def __call__(self, t):
+        raise ValueError(f"{FN}: sol (dense_output=True) is SciPy's interpolant and has "
+                         "no derivative, and this solution is being differentiated; pass "
+                         "the times as t_eval= for differentiable values (or call "
+                         "sol.scipy(t) for values only)")
+
+    def __getattr__(self, name):
+        return getattr(self.scipy, name)
 
 
 # -- the registry's samples (tests/test_registry.py) -----------------------------------------
