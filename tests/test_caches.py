@@ -13,6 +13,7 @@ from vecjac._src.api import sparse as sparse_api
 from vecjac._src.api.scipy import ivp_backward, sparse_solve
 from vecjac._src.ops.array import onehot
 from vecjac._src.ops.linalg import einsum
+from vecjac._src.transforms.function import chains
 from vecjac._src.transforms.pfor import structured
 from vecjac._src.transforms.tape import jacobians as tape_jacobians
 
@@ -275,7 +276,6 @@ def test_holomorphic_check_is_keyed_by_every_argument():
 # -- vj.function's compiled chains ---------------------------------------------------------
 def test_chain_kernels_are_shared_by_source_and_only_by_source():
     pytest.importorskip("numba")
-    from vecjac._src.transforms.function import chains
     x = RNG.standard_normal(chains.MIN_SIZE * 2)
 
     def run(f):

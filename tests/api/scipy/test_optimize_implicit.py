@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import vecjac as vj
+from vecjac._src.api.scipy.solvers import SPARSE_ABOVE
 
 opt = vj.scipy.optimize
 
@@ -345,7 +346,6 @@ def test_newton_krylov_jit_must_be_a_bool():
 def test_newton_krylov_derivative_above_the_sparse_threshold_matches_scipy():
     # 2-D Bratu, 40 x 40 = 1600 unknowns (> SPARSE_ABOVE): the default derivative detects
     # dF/dx sparse; expected: central differences of SciPy's own newton_krylov in lambda
-    from vecjac._src.api.scipy.solvers import SPARSE_ABOVE
     m = 40
     assert m * m > SPARSE_ABOVE
 
