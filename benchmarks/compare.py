@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 from workloads import all_workloads  # noqa: E402
+from vecjac._src.transforms.function import background  # noqa: E402
 from workloads_forward import forward_workloads  # noqa: E402
 
 ORDER = ["vecjac", "vecjac_function", "vecjac_fwd", "vecjac_loop", "numpy", "jax", "jax_jit", "torch_func",
@@ -88,6 +89,7 @@ def run(quick=False, only=None, json_path=None, rounds=None):
                     if first < 5:  # untimed: caches and threads warm, and vj.function
                         for _ in range(3 if first < 0.1 else 2):  # past its warm-up calls
                             fn()
+                    background.wait()  # vj.function's optimized replay built: steady state
                     timed[name] += sample_times(fn, 1 if first > 0.05 else 3,
                                                 budget / rounds, max_runs)
                 except Exception as e:
