@@ -20,7 +20,7 @@ from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
-from vecjac._src.core.unconnected import (UnconnectedGradients, leaf_tensor,
+from vecjac._src.core.unconnected import (UnconnectedGradients, cut_by, leaf_tensor,
                                           refuse_complex_entry, unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.tape import zeros
@@ -55,6 +55,9 @@ class GradientTape(Transform, JacobianMixin):
         self._entries = []
         self._connected = set()
         self._watched_variables = {}
+        # the first op without a derivative (Floor, ...) that a followed value reached with a
+        # floating output: names the cause when an output turns out not connected
+        self.cut_by = None
         self._recording = False
         self._active = False
         self.level = next_level()
@@ -95,6 +98,7 @@ class GradientTape(Transform, JacobianMixin):
         self._entries = []
         self._connected = set()
         self._watched_variables = {}
+        self.cut_by = None
         self._used = False
 
     # -- the recorder role ------------------------------------------------------------------
@@ -102,7 +106,11 @@ class GradientTape(Transform, JacobianMixin):
         """`op` ran on `inputs` (owning their memory: vecjac/_src/core/dispatch.py: record):
         record it when the tape is recording and visible, follows an input, and the op
         has a floating output; its outputs are then followed too."""
-        if not self._recording or not op.differentiable:
+        if not self._recording:
+            return
+        if not op.differentiable:
+            if self.cut_by is None:
+                self.cut_by = cut_by(op, inputs, outputs, self._connected)
             return
         hidden = state.hidden
         if hidden and self.level in hidden:
