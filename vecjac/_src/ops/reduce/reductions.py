@@ -13,7 +13,7 @@ from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_dtype, normalize_axes, normalize_axis, sum_as_product
-from vecjac._src.ops.array.shaping import broadcast_to, reshape, stop_gradient, transpose
+from vecjac._src.ops.array.shaping import BroadcastTo, broadcast_to, reshape, stop_gradient, transpose
 from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import cast, equal, where
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
@@ -73,7 +73,7 @@ def _expand_back_array(g, shape, axis):
         kept = _kept_shape(shape, axis)
         if g.shape != kept:
             g = g.reshape(kept)
-    return g if g.shape == shape else lib.BroadcastTo.forward(g, shape)
+    return g if g.shape == shape else BroadcastTo.forward(g, shape)
 
 
 def _reduce(op, x, axis, keepdims, fn):
