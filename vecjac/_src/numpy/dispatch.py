@@ -301,6 +301,7 @@ from vecjac._src.numpy.scipy_special import scipy_ufunc as _scipy_ufunc
 from vecjac._src.numpy.tables import (FUNCTIONS, UFUNCS, _is_vj, _np_name, _targets, _Unsupported,
                                       _warned, coverage_table, covered_functions)
 from vecjac._src.ops.array import shaping as _a
+from vecjac._src.ops.reduce import reductions as _r
 
 # ndarray <op> Tensor arrives here as np.<ufunc>(ndarray, tensor): answer with the
 # Tensor's reflected operator, exactly what the operator gave before these protocols.
@@ -309,6 +310,11 @@ _REFLECTED = {np.add: "__radd__", np.subtract: "__rsub__", np.multiply: "__rmul_
               np.remainder: "__rmod__", np.power: "__rpow__", np.matmul: "__rmatmul__",
               np.less: "__gt__", np.less_equal: "__ge__", np.greater: "__lt__",
               np.greater_equal: "__le__", np.equal: "__eq__", np.not_equal: "__ne__"}
+
+# np.sum(t), np.prod(t), np.mean(t) of one floating Tensor, no other argument (the last
+# call of most small functions): the reduction directly, as their adapters compute it for
+# a floating input (functions.py: _sum, _prod, _mean), 7.5 -> 4 us
+_WHOLE_REDUCTIONS = {np.sum: _r.reduce_sum, np.prod: _r.reduce_prod, np.mean: _r.reduce_mean}
 
 _REDUCE = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
            np.logical_and: "all", np.logical_or: "any"}
@@ -378,6 +384,11 @@ def _reduce_method(kind, inputs, kw):
 # -- NumPy functions (NEP 18) ----------------------------------------------------------------
 def array_function(func, types, args, kwargs):
     """Tensor.__array_function__: run a NumPy function with vecjac ops where one exists."""
+    if not kwargs and len(args) == 1 and type(args[0]) is Tensor and \
+            args[0].dtype.kind in "fc":
+        whole = _WHOLE_REDUCTIONS.get(func)
+        if whole is not None:  # np.sum(t): what the adapter does, without its argument checks
+            return whole(args[0])
     for t in types:
         if not (issubclass(t, (Tensor, np.ndarray)) or issubclass(t, Variable)):
             return NotImplemented
