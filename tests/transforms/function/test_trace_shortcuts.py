@@ -7,6 +7,8 @@ steps a replay runs again. Shortcuts that compute something no op replays (the
 accumulator's fused value and derivative) stay off under the capture. Expected values
 are eager calls, to the bit.
 """
+import weakref
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,47 @@ def test_a_direct_primal_forward_is_a_step_not_a_constant():
     assert capture.slot(y) not in capture.consts
     ops = [(s.op.name, s.ins) for s in capture.steps if s.kind == "op"]
     assert ("Mul", (slot, slot)) in ops
+
+
+# -- slots by Tensor id (capture.py: slot_of) --------------------------------------------
+def test_every_read_of_a_variable_is_its_own_slot():
+    """All reads of a Variable carry its tid: a read taken before an assignment stays
+    that read (its value then), in an op and in a guard, at the trace and at replays."""
+    v = vj.Variable(1.0)
+
+    def body(x):
+        old = v.read_value()
+        v.assign_add(x)
+        new = v.read_value()
+        if old > 2.0:  # a guard on the first read, after the assignment
+            return old * 10.0 + new
+        return old * 100.0 + new
+    f = vj.function(body)
+    w = vj.Variable(1.0)
+
+    def eager(x):  # the same on a twin Variable, eagerly
+        old = w.read_value()
+        w.assign_add(x)
+        new = w.read_value()
+        return old * 10.0 + new if old > 2.0 else old * 100.0 + new
+    for k in range(5):
+        x = vj.constant(0.75 + k)
+        np.testing.assert_array_equal(f(x).numpy(), eager(x).numpy())
+        np.testing.assert_array_equal(v.numpy(), w.numpy())
+
+
+def test_the_trace_keeps_no_tensor_alive():
+    """Slots are keyed by tid: the trace's intermediate Tensors die as eagerly."""
+    dead = []
+
+    def body(x):
+        y = x * 2.0
+        ref = weakref.ref(y)
+        z = y + 1.0
+        del y
+        dead.append(ref() is None)  # while tracing
+        return z
+    f = vj.function(body)
+    np.testing.assert_array_equal(f(np.ones(3)).numpy(), np.full(3, 3.0))
+    assert dead == [True]
+    np.testing.assert_array_equal(f(np.full(3, 2.0)).numpy(), np.full(3, 5.0))

@@ -38,9 +38,8 @@ FOLD_LIMIT = 1 << 24
 @contextlib.contextmanager
 def collection_paused():
     """Python's cyclic garbage collector off while a trace runs and its plan is built.
-    A capture keeps every Tensor of the call alive (their ids must stay unique) and
-    makes a Step per op, so the heap grows by several objects per op; each full
-    collection walks all of them, and a 2000-step RK4 trace (10^5 ops) spent a quarter
+    A capture makes a Step (and tuples) per op and keeps them, so the heap grows by
+    several objects per op; each full collection walks all of them, and a 2000-step RK4 trace (10^5 ops) spent a quarter
     of its time (1.8 of 7.3 s) in the collector, finding nothing: the capture's objects
     are all alive, and vecjac's ops leave no cycles (a traced call's cyclic garbage:
     0-4 objects). Garbage the user's function makes in cycles is collected afterwards.
@@ -125,9 +124,15 @@ class Capture(Transform):
     roles = ("observers",)
 
     def __init__(self):
-        self.slot_of = {}      # id(Tensor) -> slot
-        self.alive = []        # every Tensor met: ids stay unique while tracing
-        self.consts = {}       # slot -> ndarray
+        # Tensor._tid -> slot. Tids are never reused, so the Tensors need not stay alive
+        # (eager frees them as it goes; keeping 10^5 alive cost a quarter of a trace's
+        # recording), and they are consecutive ints: a cache-friendly dict. A loop value
+        # shares its plain stacked value's tid, so it finds that slot. Not the reads of a
+        # Variable: they all carry the Variable's tid (read_slot_of)
+        self.slot_of = {}
+        self.read_slot_of = {}  # id(read Tensor) -> slot, for the reads of Variables
+        self.reads = []         # those read Tensors: alive, so their ids stay unique
+        self.consts = {}        # slot -> ndarray
         self.values = []       # slot -> its value at trace time (facts() reads them)
         self.steps = []
         self.inputs = []       # input slots, in argument order
@@ -138,8 +143,7 @@ class Capture(Transform):
     def _new(self, t):
         slot = len(self.values)
         self.values.append(t._value)
-        self.slot_of[id(t)] = slot
-        self.alive.append(t)
+        self.slot_of[t._tid] = slot
         return slot
 
     def facts(self):
@@ -172,9 +176,13 @@ class Capture(Transform):
         """The slot of a Tensor met before (a loop value: its plain stacked value);
         None for a Tensor never seen (a constant, for ops) or a structured loop value."""
         while True:
-            slot = self.slot_of.get(id(t))
+            slot = self.slot_of.get(t._tid)
             if slot is not None:
                 return slot
+            if self.reads:
+                slot = self.read_slot_of.get(id(t))
+                if slot is not None:
+                    return slot
             if type(t) is Tensor:
                 return None
             plain = getattr(t, "_plain", None)  # StackedTensor (LazyStacked: materialized)
@@ -195,7 +203,7 @@ class Capture(Transform):
     def after_forward(self, op, tensors, outputs, attrs):
         tensors = unborrow(tensors)  # a plan's constants own their memory
         get, consts = self.slot_of.get, self.consts
-        ins = tuple([get(id(t)) for t in tensors])
+        ins = tuple([get(t._tid) for t in tensors])
         if None in ins:
             ins = tuple([self.slot(t) if s is None else s for s, t in zip(ins, tensors)])
         if not op.stateful:
@@ -218,8 +226,7 @@ class Capture(Transform):
             values = self.values
             slot = len(values)
             values.append(o._value)
-            self.slot_of[id(o)] = slot
-            self.alive.append(o)
+            self.slot_of[o._tid] = slot
             outs = (slot,)
         else:
             outs = tuple([self._new(o) for o in outputs])
@@ -240,8 +247,7 @@ class Capture(Transform):
         picked = self.values[pick]
         if (picked.shape, picked.dtype) != (v.shape, v.dtype):
             return False
-        self.slot_of[id(out)] = pick
-        self.alive.append(out)
+        self.slot_of[out._tid] = pick
         return True
 
     def variable_read(self, var):
@@ -253,7 +259,10 @@ class Capture(Transform):
         if known is not None and known[0] is t:
             return known[1]
         self.variables[var._tid] = var
-        slot = self._new(t)
+        slot = len(self.values)  # (not by tid: every read of var carries var's tid)
+        self.values.append(t._value)
+        self.read_slot_of[id(t)] = slot
+        self.reads.append(t)
         self.read_of[id(var)] = (t, slot)
         self.steps.append(Step("read", outs=(slot,), var=var))
         return slot
