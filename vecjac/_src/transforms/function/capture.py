@@ -201,10 +201,14 @@ class Capture(Transform):
 
     # -- the observer role (vecjac/_src/core/dispatch.py: apply) ----------------------------
     def after_forward(self, op, tensors, outputs, attrs):
-        tensors = unborrow(tensors)  # a plan's constants own their memory
         get, consts = self.slot_of.get, self.consts
-        ins = tuple([get(t._tid) for t in tensors])
-        if None in ins:
+        if len(tensors) == 2:  # most ops (unrolled: a trace records 10^5 of them)
+            a, b = tensors
+            ins = (get(a._tid), get(b._tid))
+        else:
+            ins = tuple([get(t._tid) for t in tensors])
+        if None in ins:  # (a copy keeps a borrowed Tensor's tid: the same slots)
+            tensors = unborrow(tensors)  # a plan's constants own their memory
             ins = tuple([self.slot(t) if s is None else s for s, t in zip(ins, tensors)])
         if not op.stateful:
             folds = op.shape_only
