@@ -399,11 +399,17 @@ def test_operators_with_python_scalars_match_the_public_functions(dtype):
     np.testing.assert_allclose(np.asarray(1.5 - x), 1.5 - np.asarray(x))
 
 
-BINARY_CASES = [  # backward passes through Mul, Sub, Pow, RealDiv, rounding's array_gradient
+BINARY_CASES = [  # backward passes through the array_gradient of Add, Sub, Mul, Pow,
+    # RealDiv, StridedSlice (x[0]), Sum, Prod, with broadcasting; the direct sums of
+    # cotangents
     lambda x: vj.reduce_sum(x * x[::-1] - 2.5 * x),
     lambda x: vj.reduce_sum((x - x[::-1]) * (1.0 - x)),
     lambda x: vj.reduce_sum(x ** 3.0 * x ** -0.5 - x ** 1.5),
-    lambda x: vj.reduce_sum(x[None, :] * np.ones((2, 1)) - x),  # broadcast: the rule
+    lambda x: vj.reduce_sum(x[None, :] * np.ones((2, 1)) - x),  # broadcasts, summed back
+    lambda x: vj.reduce_sum((x[:, None] + np.arange(2.0)) * x[None, :2] - x[0] / x[:, None]),
+    lambda x: vj.reduce_sum(x[0] * x - (x[1] - x[None, :]) / x[2] + x[:, None] / x),
+    lambda x: vj.reduce_prod(x) + np.prod(x[:, None] * x + 1.0, axis=0).sum()  # Prod, Sum
+    + vj.reduce_sum(vj.reduce_prod(x * x[:, None] - x[0], axis=1, keepdims=True)),
     lambda x: vj.reduce_sum(x / x[::-1] + 1.5 / x - x / 3.0),
     lambda x: vj.reduce_sum(np.floor(x) * x + np.sign(x) * np.round(x) + np.ceil(x)),
 ]

@@ -92,7 +92,7 @@ CASES = [
     ("where", lambda a, b: np.where(a > 0, a, b), [A, A2], 1),
     ("clip", lambda x: np.clip(x, -0.5, 0.5), [A], 1),
     ("clip_max", lambda x: np.clip(x, None, 0.3), [A], 1),
-    ("round", lambda x: np.round(x, 2), [A], 0),
+    ("round", lambda x: np.round(x, 2), [A], 0), ("fix", np.fix, [A * 3], 0),
     ("zeros_like", np.zeros_like, [A], 0), ("full_like", lambda x: np.full_like(x, 2.5), [A], 0),
     ("solve_vec", np.linalg.solve, [S, W], 2), ("solve", np.linalg.solve, [S, M], 2),
     ("inv", np.linalg.inv, [S], 2), ("det", np.linalg.det, [S], 2),

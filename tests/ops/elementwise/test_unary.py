@@ -4,6 +4,7 @@ Gradients, JVPs, float32 gradients and pfor of these ops: tests/test_registry.py
 the samples of their op blocks. erf / erfc are in the table too; their accuracy and
 xlogy / xdivy: tests/ops/elementwise/test_special.py."""
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -66,11 +67,13 @@ UNARY = {
     "erf": (vj.math.erf, _erf_ref, _real),
     "erfc": (vj.math.erfc, _erfc_ref, _real),
 }
+# name -> (vecjac op, NumPy reference, TF's tape.gradient is None): TF 2.x registers no
+# gradient for Floor, Ceil, Round (None) and zeros for Sign (checked with tensorflow-cpu)
 PIECEWISE_CONSTANT = {
-    "sign": (vj.sign, np.sign),
-    "floor": (vj.math.floor, np.floor),
-    "ceil": (vj.math.ceil, np.ceil),
-    "round": (vj.math.round, np.round),
+    "sign": (vj.sign, np.sign, False),
+    "floor": (vj.math.floor, np.floor, True),
+    "ceil": (vj.math.ceil, np.ceil, True),
+    "round": (vj.math.round, np.round, True),
 }
 SHAPES = [(), (3,), (2, 3)]
 
@@ -97,14 +100,29 @@ def test_unary_float32_values_are_accurate(name):
 
 @pytest.mark.parametrize("name", sorted(PIECEWISE_CONSTANT))
 def test_piecewise_constant(name):
-    f, ref = PIECEWISE_CONSTANT[name]
+    f, ref, unconnected = PIECEWISE_CONSTANT[name]
     x = np.array([-2.5, -1.2, -0.5, 0.0, 0.5, 1.5, 2.5, 3.7])
     np.testing.assert_array_equal(f(x).numpy(), ref(x))
     xv = vj.constant(x)  # zero gradient, also at the jumps (0, +-0.5 for round)
-    with vj.GradientTape() as tape:
+    with vj.GradientTape(persistent=True) as tape:
         tape.watch(xv)
-        y = vj.reduce_sum(f(xv))
-    np.testing.assert_array_equal(tape.gradient(y, xv).numpy(), np.zeros(8))
+        y = vj.reduce_sum(f(xv) * xv)  # product rule: f(x) + x * f'(x) = f(x)
+        z = vj.reduce_sum(f(xv))
+    np.testing.assert_array_equal(tape.gradient(y, xv).numpy(), ref(x))
+    if unconnected:
+        assert tape.gradient(z, xv) is None
+    np.testing.assert_array_equal(
+        tape.gradient(z, xv, unconnected_gradients="zero").numpy(), np.zeros(8))
+    # the functional transforms give zeros, in every mode, and say why
+    for transform in (vj.grad, vj.jacfwd, vj.jacrev, vj.hessian):
+        g = lambda v: vj.reduce_sum(f(v)) if transform in (vj.grad, vj.hessian) else f(v)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            d = transform(g)(x).numpy()
+        assert not d.any() and d.shape == (8,) * (1 if transform is vj.grad else 2)
+        if unconnected:
+            assert any("only through ops without a derivative" in str(w.message)
+                       for w in caught), transform
 
 
 def test_round_is_half_to_even():

@@ -26,15 +26,22 @@ def strict(transform, what):
     return transform.set_strict(what)
 
 
-def warn_if_independent(what, outputs, depends):
+def warn_if_independent(what, outputs, depends, cut_by=None):
     """Warn when no output of f depends on the differentiated arguments: a derivative of
-    all zeros is then the answer, but usually a sign that f's computation left vecjac."""
+    all zeros is then the answer, but usually a sign that f's computation left vecjac.
+    `cut_by` (the transform's) names an op without a derivative (Floor, ...) that the
+    arguments reached: then the zero is the piecewise-constant function's derivative."""
     if outputs and not any(depends(y) for y in outputs):
-        warnings.warn(f"{what}: the output of f does not depend on the differentiated "
-                      "arguments, so the derivative is zero; if f should depend on them, "
-                      "check that it computes with vecjac ops (NumPy functions on Tensors "
-                      "dispatch to them) and not on plain values", NotDifferentiableWarning,
-                      stacklevel=4)
+        if cut_by is not None:
+            message = (f"{what}: the output of f depends on the differentiated arguments "
+                       f"only through ops without a derivative (first: {cut_by}, piecewise "
+                       "constant), so the derivative is zero")
+        else:
+            message = (f"{what}: the output of f does not depend on the differentiated "
+                       "arguments, so the derivative is zero; if f should depend on them, "
+                       "check that it computes with vecjac ops (NumPy functions on Tensors "
+                       "dispatch to them) and not on plain values")
+        warnings.warn(message, NotDifferentiableWarning, stacklevel=4)
 
 
 def name_after(fn, what, f):

@@ -56,7 +56,7 @@ def _gradient(f, argnums, has_aux, what, args, kwargs, holomorphic, check):
         y = output_tensor(y, what, scalar=True, complex_ok=holomorphic)
         if holomorphic:
             require_complex([y], what, "output")
-    warn_if_independent(what, [y], tape.is_connected)
+    warn_if_independent(what, [y], tape.is_connected, tape.cut_by)
     # JAX's cotangents: the conjugates of the tape's (complex_conventions.py)
     grads = conj_complex(tape.gradient(y, flat, unconnected_gradients=_ZERO))
     return y, aux, pack(grads, structures, isinstance(argnums, tuple))
@@ -241,7 +241,7 @@ def _push_forward(f, args, flat, flat_tangents, has_aux, what, kwargs=None):
         out = f(*args, **(kwargs or {}))
         y, aux = split_aux(out, has_aux, what)
         ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
-    warn_if_independent(what, ys, lambda t: acc.jvp(t) is not None)
+    warn_if_independent(what, ys, lambda t: acc.jvp(t) is not None, acc.cut_by)
     tys = [acc.jvp(t, unconnected_gradients=_ZERO) for t in ys]
     if nest.is_nested(y):
         return nest.pack_sequence_as(y, ys), nest.pack_sequence_as(y, tys), aux
@@ -278,7 +278,7 @@ def linearize(f, *primals, has_aux=False):
     with strict(GradientTape(persistent=True), what) as transpose:
         transpose.watch(us)
         vjps = tape.gradient(ys, flat, output_gradients=us)
-    warn_if_independent(what, [v for v in vjps], lambda v: v is not None)
+    warn_if_independent(what, [v for v in vjps], lambda v: v is not None, tape.cut_by)
     vjps = [Tensor(np.zeros(x.shape, x.dtype)) if v is None else v
             for v, x in zip(vjps, flat)]
     y = nest.pack_sequence_as(y, ys) if nest.is_nested(y) else ys[0]

@@ -78,7 +78,7 @@ def _reverse(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
               for t in nest.flatten(y)]
         if holomorphic:
             require_complex(ys, what, "output")
-    warn_if_independent(what, ys, tape.is_connected)
+    warn_if_independent(what, ys, tape.is_connected, tape.cut_by)
     if on_output is not None and on_output(ys) == "fwd":
         return None
     n = sum(x.size for x in flat)
@@ -122,7 +122,7 @@ def _forward(f, args, kwargs, flat, structures, many, has_aux, what, p, progress
             y, aux = split_aux(out, has_aux, what)
             ys = [output_tensor(t, what, scalar=False) for t in nest.flatten(y)]
         if not seen:
-            warn_if_independent(what, ys, acc.has_tangent)
+            warn_if_independent(what, ys, acc.has_tangent, acc.cut_by)
         seen.update(y=y, aux=aux, ys=ys)
         columns = [acc.tangent_or_zeros(t) for t in ys]
         acc.release()  # the seeds go now, not at the next garbage collection

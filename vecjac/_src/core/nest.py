@@ -55,7 +55,14 @@ def _sort_key(k):
 
 def flatten(structure):
     """Leaves of a nest, depth first. None is a leaf."""
-    if not is_nested(structure):
+    kind = type(structure)
+    if kind is list or kind is tuple:  # a flat list of leaves: every transform's sources
+        for c in structure:
+            if _node_types.get(type(c)) is not False and is_nested(c):
+                break
+        else:
+            return list(structure)
+    elif not is_nested(structure):
         return [structure]
     out = []
     _flatten_into(structure, out)

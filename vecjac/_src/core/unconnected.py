@@ -54,3 +54,19 @@ def refuse_complex_entry(op, inputs, outputs, what):
         if t.dtype.kind == "c":
             raise ComplexNotSupported(what, f"{op.name} takes complex values (dtype "
                                       f"{t.dtype}) on the way to the derivative")
+
+
+def cut_by(op, inputs, outputs, followed):
+    """The name of `op`, an op without a derivative (Floor, Round, FloorDiv, ...), when it
+    cuts a followed value (an input whose id is in `followed`) from a floating output: the
+    cause to name when a derivative comes out unconnected (zero) although the output was
+    computed from the arguments. None otherwise (comparisons give booleans: not a cut)."""
+    for o in outputs:
+        if o.dtype.kind in "fc":
+            break
+    else:
+        return None
+    for t in inputs:
+        if t._tid in followed:
+            return op.name
+    return None

@@ -105,6 +105,7 @@ checks that this copy is current; regenerate with
 | `np.fft.irfft2`, `np.fft.irfftn` | `FFT (inverse) along the leading axes, IRFFT along the last (n / s: a zero pad or a slice first)` |
 | `np.fft.rfft` | `RFFT (n / s: a zero pad or a slice first)` |
 | `np.fft.rfft2`, `np.fft.rfftn` | `RFFT along the last axis, FFT along the others (n / s: a zero pad or a slice first)` |
+| `np.fix` | `vj.sign(x) * vj.floor(vj.abs(x)) (as np.trunc)` |
 | `np.flip` | `vj.reverse (axis=None: all axes)` |
 | `np.fliplr` | `vj.reverse of axis 1` |
 | `np.flipud` | `vj.reverse of axis 0` |

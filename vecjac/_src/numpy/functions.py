@@ -252,6 +252,11 @@ def _round(a, decimals=0, out=None):
     return _m.divide(_u.round(_m.multiply(a, scale)), scale)
 
 
+@_functions("vj.sign(x) * vj.floor(vj.abs(x)) (as np.trunc)", "fix")
+def _fix(x, out=None):
+    return _m.multiply(_u.sign(x), _u.floor(_u.abs(x)))
+
+
 # -- creation and introspection ------------------------------------------------------------
 def _like(vj_fn):
     def adapter(a, dtype=None, order="K", subok=True, shape=None, *, device=None):

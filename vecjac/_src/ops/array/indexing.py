@@ -253,6 +253,13 @@ class StridedSlice(Op):
     def gradient(self, e, g):
         return apply(StridedSliceGrad, g, shape=e.inputs[0].shape, key=e.attrs["key"])
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md): x[i] of small code
+        key = e.attrs["key"]
+        for k in key:  # a Tensor in the key (an index array) takes the rule
+            if isinstance(k, Tensor):
+                return NotImplemented
+        return (StridedSliceGrad.forward(g, e.inputs[0].shape, key),)
+
     def stacked_attrs(self, key):
         return {"key": (slice(None),) + key}
 

@@ -18,7 +18,7 @@ from vecjac._src.ops.array.creation import zeros_like
 from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import equal, greater, not_equal, where
 from vecjac._src.ops.elementwise.unary import floor, log, square
-from vecjac._src.ops.elementwise.unbroadcast import broadcast_needed, unbroadcast
+from vecjac._src.ops.elementwise.unbroadcast import unbroadcast, unbroadcast_array
 from vecjac._src.transforms.forward.rules import linear
 from vecjac._src.transforms.pfor import banded
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
@@ -81,6 +81,11 @@ class Add(Op):
         return (unbroadcast(g, x.shape) if e.needs[0] else None,
                 unbroadcast(g, y.shape) if e.needs[1] else None)
 
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md)
+        x, y = e.inputs
+        return (unbroadcast_array(g, x.shape) if e.needs[0] else None,
+                unbroadcast_array(g, y.shape) if e.needs[1] else None)
+
     def jvp(self, e, tx, ty):
         return _plus(tx, ty)
 
@@ -107,9 +112,11 @@ class Sub(Op):
         return (unbroadcast(g, x.shape) if e.needs[0] else None,
                 unbroadcast(negative(g), y.shape) if e.needs[1] else None)
 
-    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
-        return NotImplemented if broadcast_needed(e, g) else (
-            g if e.needs[0] else None, Neg.forward(g) if e.needs[1] else None)
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md)
+        x, y = e.inputs
+        return (unbroadcast_array(g, x.shape) if e.needs[0] else None,
+                unbroadcast_array(np.asarray(Neg.forward(g)), y.shape) if e.needs[1]
+                else None)
 
     def jvp(self, e, tx, ty):
         return _minus(tx, ty)
@@ -144,11 +151,12 @@ class Mul(Op):
         gy = unbroadcast(g * conj_if_complex(x), y.shape) if e.needs[1] else None
         return gx, gy
 
-    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md)
         x, y = e.inputs
-        return NotImplemented if broadcast_needed(e, g) else (
-            self.forward(g, y._value) if e.needs[0] else None,
-            self.forward(g, x._value) if e.needs[1] else None)
+        return (unbroadcast_array(np.asarray(self.forward(g, y._value)), x.shape)
+                if e.needs[0] else None,
+                unbroadcast_array(np.asarray(self.forward(g, x._value)), y.shape)
+                if e.needs[1] else None)
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # the product rule: one fused op when both factors vary
@@ -225,13 +233,17 @@ class RealDiv(Op):
             else None
         return gx, gy
 
-    def array_gradient(self, e, g):  # the rule on arrays (op_block.md), same shapes only
-        y, out = e.inputs[1]._value, e.outputs[0]
-        if broadcast_needed(e, g) or type(out) is not Tensor:
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md)
+        x, (y, out) = e.inputs[0], (e.inputs[1]._value, e.outputs[0])
+        if type(out) is not Tensor:
             return NotImplemented
-        minus_ratio = np.asarray(np.negative(np.asarray(self.forward(out._value, y))))
-        return (self.forward(g, y) if e.needs[0] else None,
-                Mul.forward(g, minus_ratio) if e.needs[1] else None)
+        gx = gy = None
+        if e.needs[0]:
+            gx = unbroadcast_array(np.asarray(self.forward(g, y)), x.shape)
+        if e.needs[1]:
+            minus_ratio = np.asarray(np.negative(np.asarray(self.forward(out._value, y))))
+            gy = unbroadcast_array(np.asarray(Mul.forward(g, minus_ratio)), e.inputs[1].shape)
+        return gx, gy
 
     def jvp(self, e, tx, ty):
         x, y = e.inputs  # d(x/y) = (dx - (x/y) dy) / y

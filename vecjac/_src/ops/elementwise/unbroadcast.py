@@ -1,11 +1,13 @@
 """Summing a cotangent down to an input's shape: the adjoint of broadcasting, which every
 broadcasting op's gradient applies to its inputs (vecjac/_src/ops/elementwise/arithmetic.py
 and the ops that broadcast elsewhere import it from there)."""
+import numpy as np
+
 from vecjac._src.core.dispatch import to_input
 from vecjac._src.core.shapes import as_shape
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops.array.shaping import reshape
-from vecjac._src.ops.reduce.reductions import reduce_sum
+from vecjac._src.ops.reduce.reductions import Sum, reduce_sum
 
 
 def unbroadcast(g, shape):
@@ -29,9 +31,17 @@ def unbroadcast(g, shape):
     return reshape(g, shape) if g.shape != shape else g
 
 
-def broadcast_needed(e, g):
-    """Whether a wanted input's cotangent must be summed down from g's shape."""
-    for t, need in zip(e.inputs, e.needs):
-        if need and t.shape != g.shape:
-            return True
-    return False
+def unbroadcast_array(g, shape):
+    """`unbroadcast` on an ndarray g (shape: a valid shape that broadcasts to g's), as the
+    gradient rules on arrays need it (op_block.md: array_gradient): the same Sum over the
+    same axes, so the same bits, without dispatching two ops."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(shape) if s == 1 and g.shape[lead + i] != 1)
+    if axes:
+        g = Sum.forward(g, axes, False)
+        if type(g) is not np.ndarray:
+            g = np.asarray(g)
+    return g.reshape(shape) if g.shape != shape else g

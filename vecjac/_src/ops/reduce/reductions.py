@@ -13,7 +13,7 @@ from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
 from vecjac._src.core.shapes import as_dtype, normalize_axes, normalize_axis, sum_as_product
-from vecjac._src.ops.array.shaping import broadcast_to, reshape, stop_gradient, transpose
+from vecjac._src.ops.array.shaping import BroadcastTo, broadcast_to, reshape, stop_gradient, transpose
 from vecjac._src.ops.elementwise.complex_parts import conj_if_complex
 from vecjac._src.ops.elementwise.logic import cast, equal, where
 from vecjac._src.ops.elementwise.unary import abs as tensor_abs
@@ -67,6 +67,15 @@ def _expand_back(g, x, axis):
     return broadcast_to(g, x.shape)
 
 
+def _expand_back_array(g, shape, axis):
+    """_expand_back on an ndarray g, for a rule on arrays: the same values."""
+    if axis is not None:
+        kept = _kept_shape(shape, axis)
+        if g.shape != kept:
+            g = g.reshape(kept)
+    return g if g.shape == shape else BroadcastTo.forward(g, shape)
+
+
 def _reduce(op, x, axis, keepdims, fn):
     x = to_input(x, (), fn, "input_tensor")
     if x.dtype.kind not in "biufc":
@@ -112,6 +121,9 @@ class Sum(Op):
 
     def gradient(self, e, g):
         return _expand_back(g, e.inputs[0], e.attrs["axis"])
+
+    def array_gradient(self, e, g):  # the rule on arrays (op_block.md)
+        return (_expand_back_array(g, e.inputs[0].shape, e.attrs["axis"]),)
 
 
 @register
@@ -236,6 +248,22 @@ class Prod(Op):
         inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))  # (no NumPy call)
         others = transpose(reshape(others, moved.shape), inverse)
         return _expand_back(g, x, axis) * conj_if_complex(others)
+
+    def array_gradient(self, e, g):  # the rule above on arrays, step by step (op_block.md)
+        x, axis = e.inputs[0]._value, e.attrs["axis"]
+        reduced = tuple(range(x.ndim)) if axis is None else axis
+        kept = tuple(i for i in range(x.ndim) if i not in reduced)
+        perm = kept + reduced
+        moved = x.transpose(perm)
+        lead = moved.shape[:len(kept)]
+        rows = moved.reshape(lead + (int(math.prod(moved.shape[len(kept):])),))
+        scan = lib.Cumprod.forward
+        others = np.asarray(lib.Mul.forward(scan(rows, len(lead), True, False),
+                                            scan(rows, len(lead), True, True)))
+        inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))
+        others = others.reshape(moved.shape).transpose(inverse)
+        expanded = _expand_back_array(g, x.shape, axis)
+        return (np.asarray(lib.Mul.forward(expanded, others)),)
 
 
 def reduce_sum(input_tensor, axis=None, keepdims=False, name=None):

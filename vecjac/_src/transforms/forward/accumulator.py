@@ -29,7 +29,7 @@ from vecjac._src.core.dispatch import apply, convert_to_tensor, innermost_loop, 
 from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
-from vecjac._src.core.unconnected import (UnconnectedGradients, refuse_complex_entry,
+from vecjac._src.core.unconnected import (UnconnectedGradients, cut_by, refuse_complex_entry,
                                           unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.forward.rules import multilinear
@@ -79,6 +79,7 @@ class ForwardAccumulator(Transform):
             seen.add(id(p))
         self._tangents = {}   # tensor id -> tangent (None is zero)
         self._masks = {}      # tensor id -> ZeroMask of its tangent (tape/zeros.py)
+        self.cut_by = None    # as GradientTape.cut_by: the first op without a derivative
         self._ref_tids = {}   # weak reference to an output -> its id: dropped when it dies
         self._release = self._release  # one bound method for every weak reference
         self._recording = False
@@ -96,6 +97,7 @@ class ForwardAccumulator(Transform):
         acc = cls.__new__(cls)
         acc._tangents = {p._tid: t for p, t in zip(primals, tangents)}
         acc._masks = {}
+        acc.cut_by = None
         acc._ref_tids = {}
         acc._release = acc._release
         acc._recording = False
@@ -214,6 +216,8 @@ class ForwardAccumulator(Transform):
                     self._push_tangents(op, tensors, outs, attrs)
             else:
                 outs = outputs if type(outputs) is tuple else (outputs,)
+                if self.cut_by is None:
+                    self.cut_by = cut_by(op, tensors, outs, self._tangents)
         finally:
             if levels is None:
                 n = hidden[level] - 1

@@ -20,7 +20,7 @@ from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.registry import Entry, lib
 from vecjac._src.core.shapes import broadcast_shape
 from vecjac._src.core.tensor import Tensor
-from vecjac._src.core.unconnected import (UnconnectedGradients, leaf_tensor,
+from vecjac._src.core.unconnected import (UnconnectedGradients, cut_by, leaf_tensor,
                                           refuse_complex_entry, unconnected_mode)
 from vecjac._src.core.variables import Variable
 from vecjac._src.transforms.tape import zeros
@@ -55,6 +55,9 @@ class GradientTape(Transform, JacobianMixin):
         self._entries = []
         self._connected = set()
         self._watched_variables = {}
+        # the first op without a derivative (Floor, ...) that a followed value reached with a
+        # floating output: names the cause when an output turns out not connected
+        self.cut_by = None
         self._recording = False
         self._active = False
         self.level = next_level()
@@ -95,6 +98,7 @@ class GradientTape(Transform, JacobianMixin):
         self._entries = []
         self._connected = set()
         self._watched_variables = {}
+        self.cut_by = None
         self._used = False
 
     # -- the recorder role ------------------------------------------------------------------
@@ -102,7 +106,11 @@ class GradientTape(Transform, JacobianMixin):
         """`op` ran on `inputs` (owning their memory: vecjac/_src/core/dispatch.py: record):
         record it when the tape is recording and visible, follows an input, and the op
         has a floating output; its outputs are then followed too."""
-        if not self._recording or not op.differentiable:
+        if not self._recording:
+            return
+        if not op.differentiable:
+            if self.cut_by is None:
+                self.cut_by = cut_by(op, inputs, outputs, self._connected)
             return
         hidden = state.hidden
         if hidden and self.level in hidden:
@@ -336,6 +344,11 @@ class GradientTape(Transform, JacobianMixin):
         masks = {}
         for tid, g in seed_pairs:
             cot[tid] = lib.add(cot[tid], g) if tid in cot else g
+        # no transform active: nobody sees the rules' ops, so element-wise rules and the
+        # sums of cotangents run on arrays (_direct_gradient, _direct_add). A rule's own
+        # transforms (recompute_grad's tape) are gone again when it returns.
+        direct = not state.stack and not NO_FAST_PATHS
+        add = _direct_add if direct else lib.add
         for op, inputs, outputs, attrs in reversed(useful):
             if len(outputs) == 1:  # the common case, without list building
                 g = cot.get(outputs[0]._tid)
@@ -354,7 +367,8 @@ class GradientTape(Transform, JacobianMixin):
             # the rule gets its own copy of the entry: which inputs this pass wants is
             # per-pass state, and a persistent tape's entries may be in two passes at once
             # (two threads, or a tape recorded inside another's backward pass)
-            needs = tuple([t._tid in depends for t in inputs])
+            needs = _ONE_NEEDED if len(inputs) == 1 else \
+                tuple([t._tid in depends for t in inputs])  # (one input: useful's)
             e = Entry(op, inputs, outputs, attrs)
             e.needs = needs
             in_masks = None
@@ -367,8 +381,7 @@ class GradientTape(Transform, JacobianMixin):
                     in_grads, in_masks = zeros.gradient(op, e, gs, mask)
                 else:  # (any other op drops the mask)
                     in_grads = op.gradient(e, *gs)
-            elif (op.derivative is not None or op.array_gradient is not None) and \
-                    not state.stack and not NO_FAST_PATHS:
+            elif direct and (op.derivative is not None or op.array_gradient is not None):
                 in_grads = _direct_gradient(op, e, gs[0])
             else:
                 in_grads = op.gradient(e, *gs)
@@ -393,7 +406,7 @@ class GradientTape(Transform, JacobianMixin):
                     g = lib.cast(g, t.dtype)
                 tid = t._tid
                 if tid in cot:
-                    cot[tid] = lib.add(cot[tid], g)
+                    cot[tid] = add(cot[tid], g)
                     if masks:  # zero where every term is
                         old = masks.pop(tid, None)
                         if old is not None and m is not None:
@@ -406,6 +419,17 @@ class GradientTape(Transform, JacobianMixin):
 
 
 _NO_MASKS = itertools.repeat(None)  # the inputs' masks when a rule gave none
+_ONE_NEEDED = (True,)  # a useful entry's only input is one the pass wants
+
+
+def _direct_add(a, b):
+    """a + b for two cotangents of one input (same shape and dtype), as AddV2 computes
+    it, when no transform is active: the sum of a variable used several times (x[0] and
+    x[1] of one x) without a dispatch per term."""
+    if type(a) is not Tensor or type(b) is not Tensor:
+        return lib.add(a, b)
+    out = lib.Add.forward(a._value, b._value)
+    return Tensor(out if type(out) is np.ndarray else np.asarray(out))
 
 
 def _direct_gradient(op, e, g):
