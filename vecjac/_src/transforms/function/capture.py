@@ -39,9 +39,9 @@ FOLD_LIMIT = 1 << 24
 def collection_paused():
     """Python's cyclic garbage collector off while a trace runs and its plan is built.
     A capture makes a Step (and tuples) per op and keeps them, so the heap grows by
-    several objects per op; each full collection walks all of them, and a 2000-step RK4 trace (10^5 ops) spent a quarter
-    of its time (1.8 of 7.3 s) in the collector, finding nothing: the capture's objects
-    are all alive, and vecjac's ops leave no cycles (a traced call's cyclic garbage:
+    several objects per op; each full collection walks all of them, and a 2000-step RK4
+    trace (10^5 ops) spent a quarter of its time (1.8 of 7.3 s) in the collector,
+    finding nothing: the capture's objects are all alive, and vecjac's ops leave no cycles (a traced call's cyclic garbage:
     0-4 objects). Garbage the user's function makes in cycles is collected afterwards.
     Another thread's trace may enable it earlier, which only costs time.
 

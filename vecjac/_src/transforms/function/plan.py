@@ -6,7 +6,8 @@ after the step that computes its slot: a replay that is going to fail stops earl
 
 The first replays run the steps one NumPy call each, by a step interpreter that costs
 next to nothing to build, built on the first replay (the first call, the trace, pays
-for the plan only what it must). The optimized replay is built after that (`_optimize`: in the background worker,
+for the plan only what it must). The optimized replay is built after that
+(`_optimize`: in the background worker,
 vecjac/_src/transforms/function/background.py, from the first replay on; or on the third
 replay in the caller's thread when the worker is switched off): large element-wise
 temporaries are written into a dead input's buffer (`_in_place`), runs of element-wise
