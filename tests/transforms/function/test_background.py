@@ -149,6 +149,48 @@ def test_the_collector_is_paused_while_tracing_only():
         gc.enable()
 
 
+def test_what_outlives_the_trace_goes_to_the_oldest_generation_unwalked():
+    """The plan's objects (a Step and its tuples per op) are not left young for the
+    first collection to walk: the trace ends with them in the oldest generation
+    (gc.freeze then gc.unfreeze), gen 0's count reset, so no collection runs as the
+    collector resumes; objects a program froze itself stay frozen (then the trace
+    leaves its objects young, and they are walked)."""
+    p = np.array([1.1, 0.4])
+    collections = []
+
+    def seen(phase, info):
+        if phase == "start":
+            collections.append(info["generation"])
+    gc.collect()
+    gc.callbacks.append(seen)
+    try:
+        f = vj.function(_counting_trajectory([], steps=60))
+        f(p)
+        assert collections == [] and gc.get_freeze_count() == 0
+        assert len(_plan_of(f).steps) > 1000  # (a plan of many objects)
+        frozen = [[k] for k in range(50)]
+        gc.freeze()
+        try:
+            mine = gc.get_freeze_count()
+            vj.function(_counting_trajectory([], steps=60))(p)
+            assert gc.get_freeze_count() == mine and collections
+        finally:
+            gc.unfreeze()
+        del frozen
+    finally:
+        gc.callbacks.remove(seen)
+
+
+def test_the_trace_builds_no_replay_the_first_replay_does():
+    f = vj.function(_segment_workload)
+    p = np.array([1.1, 0.4])
+    f(p)
+    plan = _plan_of(f)
+    assert plan._replay is None  # (a function called once never pays for it)
+    np.testing.assert_array_equal(f(p + 0.1).numpy(), _eager(_segment_workload, p + 0.1))
+    assert plan._replay is not None
+
+
 def test_exiting_while_the_worker_compiles_is_clean(tmp_path):
     """The interpreter exits right after the job is submitted: the worker stops at its
     next phase and ends before the interpreter is torn down (no crash, no traceback)."""

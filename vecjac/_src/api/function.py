@@ -210,6 +210,9 @@ class Function:
                     else:
                         layout.append(None)
             plan = Plan(capture, out_slots, self._name)
+            # the trace's Tensors go while the collector is still paused: it walks
+            # every object alive when it resumes (only the plan's, then)
+            del capture, fresh, call_args, call_kwargs
         # the structure and Python leaves of the result (its Tensors are not kept)
         plan.flat = [None if k is not None else x for x, k in zip(flat, layout)]
         plan.structure = nest.pack_sequence_as(result, plan.flat)

@@ -21,6 +21,9 @@ Nothing else reaches into a transform: what others need to know is a public meth
 
 `alone(transform)` is the one question the fast paths ask: could any other transform
 see the difference between the op's rule through apply() and a shortcut?
+`alone_but_observed(transform)` is the same question with observers set aside: a
+shortcut that tells them every forward it computes (`observe_forward`) also runs under
+vj.function's trace, which then records the steps eager execution takes.
 
 Hiding. A rule's ops go through apply() again, so that transforms *outside* the one
 running the rule see them. The transform itself and those entered inside it must not:
@@ -118,8 +121,9 @@ def alone(transform):
     directly (in NumPy, or by handing it straight to a loop) instead of running the op's
     rule through apply(): no tape, no observer, and no follower outside it. Transforms
     entered inside it are hidden while its rules run, so they see neither route. Every
-    fast path asks this (and nothing else) about the stack; under VECJAC_NO_FAST_PATHS=1
-    it is always False. Inputs that are loop values are the fast paths' own business."""
+    fast path asks this or `alone_but_observed` (and nothing else) about the stack; under
+    VECJAC_NO_FAST_PATHS=1 both are always False. Inputs that are loop values are the
+    fast paths' own business."""
     if NO_FAST_PATHS:
         return False
     st = state
@@ -127,6 +131,29 @@ def alone(transform):
         return False
     followers = st.followers
     return not followers or followers[0].level >= transform.level
+
+
+def alone_but_observed(transform):
+    """`alone`, with observers (vj.function's capture) allowed: no tape and no follower
+    outside `transform`. A fast path may then run under a trace if it tells the observers,
+    by `observe_forward`, each forward it computes directly: an op's own forward on the
+    values of Tensors, which a replay runs again and gets the same bits. A shortcut that
+    computes anything else (the accumulator's fused value and derivative, pfor's batched
+    forwards, a value-dependent fact) must ask `alone`: under a capture its result would
+    be a value nobody saw computed, a constant of the plan, silently wrong at replay."""
+    if NO_FAST_PATHS:
+        return False
+    if state.tapes:
+        return False
+    followers = state.followers
+    return not followers or followers[0].level >= transform.level
+
+
+def observe_forward(op, inputs, outputs, attrs):
+    """Tell the observers that `op`'s forward ran on `inputs` (Tensors) and gave `outputs`
+    (a tuple of Tensors), as apply() does: for a fast path that computed it directly."""
+    for observer in state.observers:
+        observer.after_forward(op, inputs, outputs, attrs)
 
 
 def hide(level):

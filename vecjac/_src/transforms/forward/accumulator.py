@@ -23,7 +23,8 @@ import weakref
 import numpy as np
 
 from vecjac._src.core import nest
-from vecjac._src.core.context import Transform, alone, hide, implicit, state, unhide
+from vecjac._src.core.context import (Transform, alone, alone_but_observed, hide, implicit,
+                                      observe_forward, state, unhide)
 from vecjac._src.core.dispatch import apply, convert_to_tensor, innermost_loop, own_output, record
 from vecjac._src.core.errors import reraise_value_left, value_left
 from vecjac._src.core.registry import Entry, lib
@@ -203,7 +204,9 @@ class ForwardAccumulator(Transform):
                     tensors[0]._pfor is None and tensors[0].dtype.kind == "f" and \
                     not (self._masks and tensors[0]._tid in self._masks):
                 return self._fused(op, tensors[0])
-            outputs = self._primal(op, tensors, attrs, fast)
+            # the primal forward runs directly under vj.function's capture too (it is
+            # told the forward); the fused and one-term shortcuts need `alone`
+            outputs = self._primal(op, tensors, attrs, fast or alone_but_observed(self))
             if op.differentiable:
                 if type(outputs) is not tuple:
                     self._push_tangent(op, tensors, outputs, attrs, fast)
@@ -254,11 +257,13 @@ class ForwardAccumulator(Transform):
         self._ref_tids[weakref.ref(y, self._release)] = tid
         return y
 
-    def _primal(self, op, tensors, attrs, fast):
+    def _primal(self, op, tensors, attrs, direct):
         """The op's outputs. Through apply(), for the transforms outside to see, unless
-        there are none (`fast`: context.alone; and no loop value among the inputs): then
-        the forward runs directly, which is most ops of a forward-mode sensitivity."""
-        if not fast:
+        only observers could (`direct`: context.alone_but_observed; and no loop value
+        among the inputs): then the forward runs directly, which is most ops of a
+        forward-mode sensitivity, and the observers (vj.function's capture) are told it,
+        as apply() would tell them."""
+        if not direct:
             return apply(op, *tensors, **attrs)
         borrowed = False
         values = []
@@ -271,8 +276,14 @@ class ForwardAccumulator(Transform):
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
             out = out if type(out) is np.ndarray else np.asarray(out)
-            return own_output(out, tensors) if borrowed else Tensor(out)
-        return tuple([own_output(np.asarray(o), tensors) for o in out])
+            result = own_output(out, tensors) if borrowed else Tensor(out)
+            if state.observers:
+                observe_forward(op, tensors, (result,), attrs)
+            return result
+        results = tuple([own_output(np.asarray(o), tensors) for o in out])
+        if state.observers:
+            observe_forward(op, tensors, results, attrs)
+        return results
 
     def _push_tangent(self, op, tensors, o, attrs, fast=False):
         """The tangent of an op's one output `o` (most ops: no loop over outputs)."""

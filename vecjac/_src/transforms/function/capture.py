@@ -38,19 +38,31 @@ FOLD_LIMIT = 1 << 24
 @contextlib.contextmanager
 def collection_paused():
     """Python's cyclic garbage collector off while a trace runs and its plan is built.
-    A capture keeps every Tensor of the call alive (their ids must stay unique) and
-    makes a Step per op, so the heap grows by several objects per op; each full
-    collection walks all of them, and a 2000-step RK4 trace (10^5 ops) spent a quarter
-    of its time (1.8 of 7.3 s) in the collector, finding nothing: the capture's objects
-    are all alive, and vecjac's ops leave no cycles (a traced call's cyclic garbage:
+    A capture makes a Step (and tuples) per op and keeps them, so the heap grows by
+    several objects per op; each full collection walks all of them, and a 2000-step RK4
+    trace (10^5 ops) spent a quarter of its time (1.8 of 7.3 s) in the collector,
+    finding nothing: the capture's objects are all alive, and vecjac's ops leave no cycles (a traced call's cyclic garbage:
     0-4 objects). Garbage the user's function makes in cycles is collected afterwards.
-    Another thread's trace may enable it earlier, which only costs time."""
+    Another thread's trace may enable it earlier, which only costs time.
+
+    What is alive when it resumes (the plan: a Step and two tuples per op, 0.8 million
+    objects for that trace) would all be young, and the first collection would walk
+    each (0.2 s). They live as long as the function: the collector would move them to
+    the oldest generation after two walks. gc.freeze() then gc.unfreeze() moves every
+    tracked object there at once (documented: unfreeze puts the frozen objects back
+    into the oldest generation), with no walk; the young objects of the rest of the
+    program go along, and are collected by the next full collection instead. Not when
+    the program has frozen objects of its own (gc.get_freeze_count()): unfreeze would
+    thaw them."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
@@ -112,9 +124,15 @@ class Capture(Transform):
     roles = ("observers",)
 
     def __init__(self):
-        self.slot_of = {}      # id(Tensor) -> slot
-        self.alive = []        # every Tensor met: ids stay unique while tracing
-        self.consts = {}       # slot -> ndarray
+        # Tensor._tid -> slot. Tids are never reused, so the Tensors need not stay alive
+        # (eager frees them as it goes; keeping 10^5 alive cost a quarter of a trace's
+        # recording), and they are consecutive ints: a cache-friendly dict. A loop value
+        # shares its plain stacked value's tid, so it finds that slot. Not the reads of a
+        # Variable: they all carry the Variable's tid (read_slot_of)
+        self.slot_of = {}
+        self.read_slot_of = {}  # id(read Tensor) -> slot, for the reads of Variables
+        self.reads = []         # those read Tensors: alive, so their ids stay unique
+        self.consts = {}        # slot -> ndarray
         self.values = []       # slot -> its value at trace time (facts() reads them)
         self.steps = []
         self.inputs = []       # input slots, in argument order
@@ -125,8 +143,7 @@ class Capture(Transform):
     def _new(self, t):
         slot = len(self.values)
         self.values.append(t._value)
-        self.slot_of[id(t)] = slot
-        self.alive.append(t)
+        self.slot_of[t._tid] = slot
         return slot
 
     def facts(self):
@@ -135,7 +152,10 @@ class Capture(Transform):
         it owned it (not a view), whether it was C-contiguous. Computed here in one pass
         rather than per op while tracing, where each op's cost counts."""
         values = self.values
-        meta = [(v.shape, v.dtype) for v in values]
+        # one (shape, dtype) object per distinct pair: they outlive the trace in the plan,
+        # and every object alive when the collector resumes is walked
+        pairs = {}
+        meta = [pairs.setdefault(key, key) for key in [(v.shape, v.dtype) for v in values]]
         bases = [v.base for v in values]
         roots = [id(v) if b is None else id(b) for v, b in zip(values, bases)]
         owned = [b is None for b in bases]
@@ -156,9 +176,13 @@ class Capture(Transform):
         """The slot of a Tensor met before (a loop value: its plain stacked value);
         None for a Tensor never seen (a constant, for ops) or a structured loop value."""
         while True:
-            slot = self.slot_of.get(id(t))
+            slot = self.slot_of.get(t._tid)
             if slot is not None:
                 return slot
+            if self.reads:
+                slot = self.read_slot_of.get(id(t))
+                if slot is not None:
+                    return slot
             if type(t) is Tensor:
                 return None
             plain = getattr(t, "_plain", None)  # StackedTensor (LazyStacked: materialized)
@@ -177,10 +201,14 @@ class Capture(Transform):
 
     # -- the observer role (vecjac/_src/core/dispatch.py: apply) ----------------------------
     def after_forward(self, op, tensors, outputs, attrs):
-        tensors = unborrow(tensors)  # a plan's constants own their memory
         get, consts = self.slot_of.get, self.consts
-        ins = tuple([get(id(t)) for t in tensors])
-        if None in ins:
+        if len(tensors) == 2:  # most ops (unrolled: a trace records 10^5 of them)
+            a, b = tensors
+            ins = (get(a._tid), get(b._tid))
+        else:
+            ins = tuple([get(t._tid) for t in tensors])
+        if None in ins:  # (a copy keeps a borrowed Tensor's tid: the same slots)
+            tensors = unborrow(tensors)  # a plan's constants own their memory
             ins = tuple([self.slot(t) if s is None else s for s, t in zip(ins, tensors)])
         if not op.stateful:
             folds = op.shape_only
@@ -197,7 +225,15 @@ class Capture(Transform):
             if op.selects_by_condition and ins[0] in consts and is_builtin(op) and \
                     self._select(ins, outputs[0]):
                 return
-        outs = tuple([self._new(o) for o in outputs])
+        if len(outputs) == 1:  # most ops: _new inlined (a trace records 10^5 of them)
+            o = outputs[0]
+            values = self.values
+            slot = len(values)
+            values.append(o._value)
+            self.slot_of[o._tid] = slot
+            outs = (slot,)
+        else:
+            outs = tuple([self._new(o) for o in outputs])
         self.steps.append(Step.of_op(op, ins, attrs, outs))
 
     def _select(self, ins, out):
@@ -215,8 +251,7 @@ class Capture(Transform):
         picked = self.values[pick]
         if (picked.shape, picked.dtype) != (v.shape, v.dtype):
             return False
-        self.slot_of[id(out)] = pick
-        self.alive.append(out)
+        self.slot_of[out._tid] = pick
         return True
 
     def variable_read(self, var):
@@ -228,7 +263,10 @@ class Capture(Transform):
         if known is not None and known[0] is t:
             return known[1]
         self.variables[var._tid] = var
-        slot = self._new(t)
+        slot = len(self.values)  # (not by tid: every read of var carries var's tid)
+        self.values.append(t._value)
+        self.read_slot_of[id(t)] = slot
+        self.reads.append(t)
         self.read_of[id(var)] = (t, slot)
         self.steps.append(Step("read", outs=(slot,), var=var))
         return slot

@@ -14,18 +14,20 @@ created inside loop_fn sees per-iteration values; a tape created before sees the
 vectorized computation. A tape sees each op at exactly one level (ARCHITECTURE.md 3, 5).
 """
 import contextlib
-import numbers
 
 import numpy as np
 
 from vecjac._src.core import nest
-from vecjac._src.core.context import Transform, alone, hide, state, unhide
+from vecjac._src.core.context import (Transform, alone, alone_but_observed, hide,
+                                      observe_forward, state, unhide)
 from vecjac._src.core.dispatch import apply, convert_to_tensor, own_output, record
 from vecjac._src.core.errors import reraise_value_left
 from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.core.progress import chunk_progress
 from vecjac._src.core.registry import lib
 from vecjac._src.core.tensor import BorrowedTensor, Tensor
+from vecjac._src.transforms.pfor.checks import (_check_converted, _check_flag, _check_iters,
+                                                _check_parallel_iterations)
 from vecjac._src.transforms.pfor.chunks import run_chunked
 from vecjac._src.transforms.pfor.converters import broadcasting, elementwise
 from vecjac._src.transforms.pfor.fallback import while_loop_fallback
@@ -153,19 +155,25 @@ class PFor(Transform):
 
     def _elementwise_fast(self, op, tensors, attrs):
         """The broadcasting / elementwise rule computed in place, when no transform could
-        see the converter's ops (context.alone: no tape, observer or follower outside this
-        loop) and the inputs are plain stacked or invariant values: NumPy on the stacked
-        arrays, with no nested dispatch. Most ops of a forward-mode Jacobian take this path.
-        None when it does not apply (the converter runs as usual)."""
-        if not alone(self):
+        see the converter's ops (context.alone_but_observed: no tape or follower outside
+        this loop) and the inputs are plain stacked or invariant values: NumPy on the
+        stacked arrays, with no nested dispatch. Most ops of a forward-mode Jacobian take
+        this path. Under vj.function's capture (an observer) the steps are those the
+        converter would record, told to it directly: Reshape where a stacked input needs
+        its loop axis lined up, then the op on the stacked values. None when it does not
+        apply (the converter runs as usual)."""
+        if not alone_but_observed(self):
             return None
-        rank, values, borrowed = 0, [], []
+        observed = state.observers
+        rank, values, borrowed, plain = 0, [], [], []
         low = high = -1  # the lowest and highest per-iteration rank of stacked inputs
         for t in tensors:
             stacked = type(t) is StackedTensor and t._pfor is self
             if stacked:
                 t = t._plain
             if type(t) is BorrowedTensor:  # a caller's array, or a lent view of one
+                if observed:  # (its reshaped views: the converter's route copies them)
+                    return None
                 borrowed.append(t)
             elif type(t) is not Tensor:
                 return None
@@ -175,29 +183,42 @@ class PFor(Transform):
                 low = r if low < 0 or r < low else low
                 high = r if r > high else high
             values.append(v)
+            plain.append(t)
             if r > rank:
                 rank = r
         if low != high or rank != high:
             for k, t in enumerate(tensors):  # line the loop axis up (broadcasting)
                 v = values[k]
                 if type(t) is StackedTensor and v.ndim - 1 < rank:
-                    values[k] = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) +
-                                          v.shape[1:])
+                    shape = (v.shape[0],) + (1,) * (rank - v.ndim + 1) + v.shape[1:]
+                    values[k] = v.reshape(shape)
+                    if observed:
+                        lined_up = Tensor(values[k])
+                        observe_forward(lib.Reshape, (plain[k],), (lined_up,),
+                                        {"shape": shape})
+                        plain[k] = lined_up
         out = op.forward(*values, **attrs)
         if op.n_outputs == 1:
             out = out if type(out) is np.ndarray else np.asarray(out)
             self.dense_bytes += out.nbytes
-            return StackedTensor(own_output(out, borrowed) if borrowed else Tensor(out), self)
+            result = own_output(out, borrowed) if borrowed else Tensor(out)
+            if observed:
+                observe_forward(op, tuple(plain), (result,), attrs)
+            return StackedTensor(result, self)
         outs = [np.asarray(o) for o in out]
         self.dense_bytes += sum([o.nbytes for o in outs])
-        return tuple([StackedTensor(own_output(o, borrowed), self) for o in outs])
+        results = tuple([own_output(o, borrowed) for o in outs])
+        if observed:
+            observe_forward(op, tuple(plain), results, attrs)
+        return tuple([StackedTensor(r, self) for r in results])
 
     def _layout_fast(self, op, tensors, attrs):
         """A layout op (getitem, stack, transpose) on plain stacked inputs only, when no
         transform could see the converter's ops (as _elementwise_fast): the op's forward
-        on the stacked arrays with its `stacked_attrs`, with no nested dispatch. None
+        on the stacked arrays with its `stacked_attrs`, with no nested dispatch (under a
+        capture, the one step the converter records: the op with those attrs). None
         when it does not apply."""
-        if not alone(self):
+        if not alone_but_observed(self):
             return None
         plain = []
         for t in tensors:
@@ -205,10 +226,14 @@ class PFor(Transform):
                     type(t._plain) is not Tensor and type(t._plain) is not BorrowedTensor):
                 return None
             plain.append(t._plain)
-        out = op.forward(*[t._value for t in plain], **op.stacked_attrs(**attrs))
+        stacked_attrs = op.stacked_attrs(**attrs)
+        out = op.forward(*[t._value for t in plain], **stacked_attrs)
         out = out if type(out) is np.ndarray else np.asarray(out)
         self.dense_bytes += out.nbytes
-        return StackedTensor(own_output(out, plain), self)  # (views of a lent view: lent)
+        result = own_output(out, plain)  # (views of a lent view: lent)
+        if state.observers:
+            observe_forward(op, tuple(plain), (result,), stacked_attrs)
+        return StackedTensor(result, self)
 
     def _batched_fast(self, op, tensors, attrs):
         """An op whose forward vectorizes by itself (`stacked_forward`: MatVec with a
@@ -296,53 +321,6 @@ def _any_structured(tensors, loop):
         if isinstance(t, LazyStacked) and t._pfor is loop:
             return True
     return False
-
-
-def _check_converted(op, outs, loop):
-    """A converter's outputs follow the contract (module docstring): a clear error for a
-    user converter (vj.defop) that returns NumPy arrays or per-iteration values, which
-    would otherwise fail deep inside or give a silently wrong shape."""
-    items = outs if type(outs) is tuple or type(outs) is list else (outs,)
-    if op.n_outputs is not None and len(items) != op.n_outputs:  # None: varies (Split)
-        raise ValueError(f"pfor: the converter of {op.name} returned {len(items)} outputs, "
-                         f"the op has {op.n_outputs}")
-    for k, o in enumerate(items):
-        if is_structured(o, loop):
-            continue
-        t = o.tensor if type(o) is Unstacked else o
-        if not isinstance(t, Tensor):
-            raise TypeError(f"pfor: the converter of {op.name} returned an object of type "
-                            f"{type(t).__name__} (output {k}); a converter returns Tensors "
-                            "computed with vecjac ops (so that tapes outside the loop see "
-                            "them), wrapping a loop-invariant output in Unstacked")
-        if type(o) is not Unstacked and (not t.shape or t.shape[0] != loop.iters):
-            raise ValueError(f"pfor: the converter of {op.name} returned shape {t.shape} "
-                             f"(output {k}); a stacked output has the loop axis first, of "
-                             f"size cx.iters = {loop.iters} (wrap a loop-invariant output "
-                             "in Unstacked)")
-
-
-def _check_iters(iters, what):
-    if type(iters) is int and iters >= 0:
-        return iters
-    if isinstance(iters, Tensor):
-        iters = iters.__index__()
-    if not isinstance(iters, numbers.Integral) or isinstance(iters, bool) or iters < 0:
-        raise ValueError(f"{what}: iters must be a non-negative integer, got {iters!r}")
-    return int(iters)
-
-
-def _check_flag(value, what, arg):
-    if not isinstance(value, (bool, np.bool_)):
-        raise TypeError(f"{what}: {arg} must be a bool, got {value!r}")
-
-
-def _check_parallel_iterations(p, what):
-    if p is None:
-        return None
-    if not isinstance(p, numbers.Integral) or isinstance(p, bool) or p < 1:
-        raise ValueError(f"{what}: parallel_iterations must be a positive integer, got {p!r}")
-    return int(p)
 
 
 def _finish(out, loop, what="pfor", lazy=False):
