@@ -174,3 +174,24 @@ def as_dtype(dtype, fn, arg="dtype", kinds="biufc"):
 
 _KIND_NAMES = {"biufc": "numeric (bool, int, float or complex)", "iu": "integer",
                "f": "floating-point", "fc": "floating-point or complex"}
+
+
+def check_basic_key(shape, key):
+    """The ints of a basic index `key` (a tuple of ints, slices, None, Ellipsis) against
+    `shape`: NumPy's IndexError, with getitem's wording."""
+    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if n_real > len(shape):
+        raise IndexError(f"getitem: too many indices ({n_real}) for a tensor of rank {len(shape)}")
+    if sum(1 for k in key if k is Ellipsis) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    dim = 0
+    for pos, k in enumerate(key):
+        if k is Ellipsis:
+            dim = len(shape) - sum(1 for kk in key[pos + 1:] if kk is not None)
+            continue
+        if k is None:
+            continue
+        if isinstance(k, numbers.Integral) and not -shape[dim] <= k < shape[dim]:
+            raise IndexError(f"getitem: index {k} is out of bounds for axis {dim} with "
+                             f"size {shape[dim]}")
+        dim += 1

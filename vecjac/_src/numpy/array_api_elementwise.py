@@ -16,7 +16,7 @@ import numpy as np
 from vecjac._src.core.tensor import Tensor, as_array
 from vecjac._src.core.variables import Variable
 from vecjac._src.numpy.array_api_dtypes import standard
-from vecjac._src.numpy.dispatch import _numpy_fallback as numpy_fallback
+from vecjac._src.numpy.fallback import numpy_fallback
 
 _SCALARS = (bool, int, float)
 

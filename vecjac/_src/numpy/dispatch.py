@@ -279,12 +279,10 @@ checks that this copy is current; regenerate with
 """
 import functools
 import inspect
-import warnings
 
 import numpy as np
 
-from vecjac._src.core.context import NumpyFallback, state, value_read, varies
-from vecjac._src.core.errors import NotDifferentiableWarning, ndarray_item_assignment, ufunc_at
+from vecjac._src.core.errors import ndarray_item_assignment, ufunc_at
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.core.variables import Variable
 from vecjac._src.numpy import arrange as _numpy_arrange  # noqa: F401
@@ -297,6 +295,7 @@ from vecjac._src.numpy import products as _numpy_products
 from vecjac._src.numpy import shapes as _numpy_shapes
 from vecjac._src.numpy import stats as _numpy_stats
 from vecjac._src.numpy import ufuncs as _numpy_ufuncs
+from vecjac._src.numpy.fallback import numpy_fallback
 from vecjac._src.numpy.scipy_special import scipy_ufunc as _scipy_ufunc
 from vecjac._src.numpy.tables import (FUNCTIONS, UFUNCS, _is_vj, _np_name, _targets, _Unsupported,
                                       _warned, coverage_table, covered_functions)
@@ -336,7 +335,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
             try:
                 return fn(*inputs)
             except _Unsupported as e:
-                return _numpy_fallback(ufunc.__call__, f"np.{ufunc.__name__}", inputs,
+                return numpy_fallback(ufunc.__call__, f"np.{ufunc.__name__}", inputs,
                                        kwargs, str(e))
     name = f"np.{ufunc.__name__}"
     _check_out(name, kwargs)
@@ -368,7 +367,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
         raise _Unsupported(f"method {method}")
     except _Unsupported as e:
         name = name if method == "__call__" else f"{name}.{method}"
-        return _numpy_fallback(getattr(ufunc, method), name, inputs, kwargs, str(e))
+        return numpy_fallback(getattr(ufunc, method), name, inputs, kwargs, str(e))
 
 
 def _reduce_method(kind, inputs, kw):
@@ -403,7 +402,7 @@ def array_function(func, types, args, kwargs):
             raise _Unsupported("no vecjac op")
         return adapter(*args, **kwargs)
     except _Unsupported as e:
-        return _numpy_fallback(func, _np_name(func), args, kwargs, str(e))
+        return numpy_fallback(func, _np_name(func), args, kwargs, str(e))
 
 
 @functools.lru_cache(maxsize=None)
@@ -426,73 +425,6 @@ def _check_out(name, kwargs):
         raise TypeError(f"{name}: out= is not supported with vecjac Tensors (they are "
                         "immutable); use the returned value (for `array += tensor`, write "
                         "`array = array + tensor`)." + ndarray_item_assignment(augmented=True))
-
-
-def _plain(x, info):
-    if isinstance(x, Variable):
-        x = x.read_value()  # so that tapes watching accessed variables see it
-    if isinstance(x, Tensor):
-        if x._pfor is not None:
-            raise TypeError(f"{info['name']} has no vecjac op ({info['reason']}), so it "
-                            "cannot take a loop-variant value inside pfor / vectorized_map; "
-                            "write it with vecjac ops")
-        if state.stack and varies(x):  # the sparsity tracer cannot follow it: it raises
-            value_read(x, f"{info['name']} ({info['reason']})")
-        if x.dtype.kind in "fc":
-            info["floating"].append(x)  # judged with the result (_numpy_fallback)
-        else:
-            value_read(x, "internal")  # the NumPy function's result is a plain value
-        return x._value
-    if type(x) in (list, tuple):
-        return type(x)(_plain(v, info) for v in x)
-    if isinstance(x, dict):
-        return {k: _plain(v, info) for k, v in x.items()}
-    return x
-
-
-def _on_a_tape(tensors):
-    """Would a recording tape have followed one of these tensors into the result?"""
-    for tape in state.tapes:
-        if tape.records(tensors):
-            return True
-    return False
-
-
-def _loses_derivative(result):
-    """Whether a fallback's result carries the values of floating inputs out of vecjac:
-    a floating array, an object array (np.frompyfunc), or None (np.copyto, np.put,
-    np.place, np.putmask wrote them into a plain array). A bool or integer result
-    (np.allclose, np.argmax) carries no derivative."""
-    if result is None:
-        return True
-    if isinstance(result, (np.ndarray, np.generic)):
-        return result.dtype.kind in "fcO"
-    if isinstance(result, (list, tuple)):
-        return any(_loses_derivative(r) for r in result)
-    return False
-
-
-def _numpy_fallback(fn, name, args, kwargs, reason):
-    info = {"floating": [], "name": name, "reason": reason}
-    plain_args = [_plain(x, info) for x in args]
-    plain_kwargs = {k: _plain(v, info) for k, v in kwargs.items()}
-    result = fn(*plain_args, **plain_kwargs)
-    lost = _loses_derivative(result)
-    how = NumpyFallback(f"{name} ({reason}; NumPy computes it on the plain array)") \
-        if lost else "internal"
-    for x in info["floating"]:
-        # leaving vecjac: a functional transform or an accumulator differentiating x
-        # refuses or warns (tapes: the warning below), plan capture guards the value
-        value_read(x, how)
-    # warn only where a gradient is lost: a floating result from an input a tape follows
-    if name not in _warned and info["floating"] and lost and _on_a_tape(info["floating"]):
-        _warned.add(name)
-        warnings.warn(f"{name}: {reason}; computed by NumPy on plain arrays, so gradients "
-                      "do not flow through its result (the tape sees a constant)",
-                      NotDifferentiableWarning, stacklevel=4)
-    return result
-
-
 
 
 # NumPy functions and ufuncs on Tensors and Variables run vecjac ops; np.asarray(t) still

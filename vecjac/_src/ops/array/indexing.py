@@ -16,7 +16,7 @@ from vecjac._src.core.context import value_read
 from vecjac._src.core.dispatch import apply, to_input
 from vecjac._src.core.registry import Op, lib, register
 from vecjac._src.core.samples import Arg, Sample
-from vecjac._src.core.shapes import normalize_axis
+from vecjac._src.core.shapes import check_basic_key, normalize_axis
 from vecjac._src.core.tensor import Tensor
 from vecjac._src.ops import kernels
 from vecjac._src.ops.array.dynamic_slice import VaryingSlice, canonical_slice, varying_getitem
@@ -158,6 +158,7 @@ def _gather_adjoint(numbers, indices, shape, axis, batch_dims):
 @register
 class GatherGrad(Op):
     """Scatter-add of a gather's cotangent into zeros of the params' shape."""
+    complex_rules = True  # linear (was a stray assignment in gather() since the complex work)
     pattern = patterns.scatter(_gather_adjoint)
     jvp = linear
     samples = (Sample("tensor_scatter_nd_add", Arg.float("n", 3), Arg.int(4, 1, hi="n"),
@@ -188,7 +189,6 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
     Output shape: params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis+1:].
     """
-    complex_rules = True
     params = to_input(params, fn="gather", arg="params")
     indices = to_input(indices, fn="gather", arg="indices")
     if indices.dtype.kind not in "iu":
@@ -214,26 +214,6 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
 
 
 # -- x[key] ------------------------------------------------------------------------------
-def _check_basic_key(shape, key):
-    """Validate ints against the shape (NumPy's IndexError, with our wording)."""
-    n_real = sum(1 for k in key if k is not None and k is not Ellipsis)
-    if n_real > len(shape):
-        raise IndexError(f"getitem: too many indices ({n_real}) for a tensor of rank {len(shape)}")
-    if sum(1 for k in key if k is Ellipsis) > 1:
-        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
-    dim = 0
-    for pos, k in enumerate(key):
-        if k is Ellipsis:
-            dim = len(shape) - sum(1 for kk in key[pos + 1:] if kk is not None)
-            continue
-        if k is None:
-            continue
-        if isinstance(k, numbers.Integral) and not -shape[dim] <= k < shape[dim]:
-            raise IndexError(f"getitem: index {k} is out of bounds for axis {dim} with "
-                             f"size {shape[dim]}")
-        dim += 1
-
-
 @register
 class StridedSlice(Op):
     complex_rules = True
@@ -332,10 +312,10 @@ def getitem(x, key):
         if arrays:
             raise ValueError("getitem: slice bounds varying over a pfor loop cannot be "
                              "combined with array indices; use vj.gather")
-        _check_basic_key(x.shape, key)
+        check_basic_key(x.shape, key)
         return varying_getitem(x, key)
     if not arrays:
-        _check_basic_key(x.shape, key)
+        check_basic_key(x.shape, key)
         if all(k is Ellipsis or k == slice(None) for k in key):
             return x
         return apply(StridedSlice, x, key=key)
