@@ -14,7 +14,7 @@ worker has its own tests (tests/transforms/function/test_background.py).
 """
 import os
 
-os.environ.setdefault("VECJAC_BACKGROUND_COMPILE", "0")
+os.environ["VECJAC_BACKGROUND_COMPILE"] = "0"  # whatever the shell says: tests count calls
 
 from hypothesis import HealthCheck, settings
 

@@ -14,6 +14,7 @@ import pytest
 import vecjac as vj
 from vecjac.autodiff import ForwardAccumulator
 from vecjac.testing import check_grads, numerical_jacobian
+from vecjac._src.core.flags import NO_FAST_PATHS
 from vecjac._src.transforms.pfor import structured
 
 RNG = np.random.default_rng(7)
@@ -307,6 +308,7 @@ def test_jacfwd_through_a_matrix_equals_the_loop_with_nan_and_inf():
     assert np.abs(J.numpy()).min() > 0
 
 
+@pytest.mark.skipif(NO_FAST_PATHS, reason="tests a shortcut that VECJAC_NO_FAST_PATHS=1 turns off")
 def test_a_finite_primal_product_spares_jacfwd_its_pass_over_a_callers_matrix(monkeypatch):
     # MatVec.note_primal: a finite A @ p of a finite p without zeros proves A finite, so
     # the columns shortcut needs no pass over A (a caller's array has no cached check);
